@@ -1,0 +1,110 @@
+package budget_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	tiktoken "github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/corpus"
+)
+
+var (
+	tkOnce sync.Once
+	tks    = map[string]*tiktoken.Tiktoken{}
+)
+
+// tiktokenGo returns tiktoken-go's encoder for name, with ranks from the
+// embedded files (tiktoken-go downloads them by default).
+func tiktokenGo(tb testing.TB, name string) *tiktoken.Tiktoken {
+	tb.Helper()
+	tkOnce.Do(func() {
+		tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
+		for _, n := range []string{budget.O200KBase, budget.CL100KBase} {
+			tk, err := tiktoken.GetEncoding(n)
+			if err != nil {
+				panic(err)
+			}
+			tks[n] = tk
+		}
+	})
+	return tks[name]
+}
+
+var inputs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"json":  corpus.JSON(100 << 10),
+		"prose": corpus.Prose(100 << 10),
+		"code":  corpus.Code(100 << 10),
+	}
+})
+
+// BenchmarkCount compares the exact counter with tiktoken-go on ~100 KB of
+// JSON, prose and code, for both encodings, in one run:
+//
+//	go test ./budget -run '^$' -bench 'Count$' -benchmem
+func BenchmarkCount(b *testing.B) {
+	for _, enc := range []string{budget.O200KBase, budget.CL100KBase} {
+		for _, kind := range []string{"json", "prose", "code"} {
+			text := inputs()[kind]
+			b.Run(enc+"/"+kind+"/ctxfit", func(b *testing.B) {
+				c, err := budget.Exact(enc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					c.Count(text)
+				}
+			})
+			b.Run(enc+"/"+kind+"/tiktoken-go", func(b *testing.B) {
+				tk := tiktokenGo(b, enc)
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = len(tk.EncodeOrdinary(text))
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkCountAdversarial measures one 64 KB piece of a single character
+// class (the input that makes tiktoken-go quadratic) beside ordinary prose of
+// the same size, so the per-byte ratio can be read from one run.
+func BenchmarkCountAdversarial(b *testing.B) {
+	c, err := budget.Exact(budget.O200KBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := map[string]string{
+		"prose-64KB":        corpus.Prose(64 << 10)[:64<<10],
+		"one-word-64KB":     strings.Repeat("a", 64<<10),
+		"one-punct-64KB":    strings.Repeat("=", 64<<10),
+		"one-space-64KB":    strings.Repeat(" ", 64<<10) + "x",
+		"mixed-letter-64KB": strings.Repeat("abcdefghij", 64<<10/10),
+	}
+	for _, name := range []string{"prose-64KB", "one-word-64KB", "one-punct-64KB", "one-space-64KB", "mixed-letter-64KB"} {
+		text := cases[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Count(text)
+			}
+		})
+	}
+}
+
+func BenchmarkEstimator(b *testing.B) {
+	text := inputs()["json"]
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		budget.Estimator{}.Count(text)
+	}
+}

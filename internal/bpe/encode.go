@@ -1,0 +1,110 @@
+package bpe
+
+import (
+	"unicode/utf8"
+)
+
+// Count returns the number of tokens in text.
+func (e *Encoding) Count(text string) int {
+	return e.CountUpTo(text, -1)
+}
+
+// CountUpTo returns the number of tokens in text when it is at most limit,
+// and stops as soon as the count passes limit, returning some value above
+// it. A negative limit means no limit.
+func (e *Encoding) CountUpTo(text string, limit int) int {
+	if !utf8.ValidString(text) {
+		text = sanitize(text)
+	}
+	total := 0
+	for i := 0; i < len(text); {
+		j := e.split(text, i)
+		total += e.countPiece(text[i:j])
+		if limit >= 0 && total > limit {
+			return total
+		}
+		i = j
+	}
+	return total
+}
+
+func (e *Encoding) countPiece(p string) int {
+	if len(p) == 1 {
+		return 1
+	}
+	if len(p) <= e.maxLen {
+		if _, ok := e.ranks[p]; ok {
+			return 1
+		}
+	}
+	if len(p) <= shortPiece {
+		var starts [shortPiece + 1]int32
+		return e.mergeShort(p, &starts)
+	}
+	return e.mergeLong(p, nil)
+}
+
+// Encode returns the token ids of text, as tiktoken's EncodeOrdinary does.
+func (e *Encoding) Encode(text string) []int {
+	if !utf8.ValidString(text) {
+		text = sanitize(text)
+	}
+	var out []int
+	for i := 0; i < len(text); {
+		j := e.split(text, i)
+		p := text[i:j]
+		switch r := e.rank(p); {
+		case r != noRank:
+			out = append(out, int(r))
+		case len(p) <= shortPiece:
+			var starts [shortPiece + 1]int32
+			n := e.mergeShort(p, &starts)
+			for k := 0; k < n; k++ {
+				out = append(out, int(e.rank(p[starts[k]:starts[k+1]])))
+			}
+		default:
+			e.mergeLong(p, func(a, b int) { out = append(out, int(e.rank(p[a:b]))) })
+		}
+		i = j
+	}
+	return out
+}
+
+// Decode returns the bytes of tokens.
+func (e *Encoding) Decode(tokens []int) string {
+	var b []byte
+	for _, t := range tokens {
+		if t >= 0 && t < len(e.tokens) {
+			b = append(b, e.tokens[t]...)
+		}
+	}
+	return string(b)
+}
+
+// Pieces calls fn with each pre-tokeniser piece of text, in order.
+func (e *Encoding) Pieces(text string, fn func(piece string)) {
+	if !utf8.ValidString(text) {
+		text = sanitize(text)
+	}
+	for i := 0; i < len(text); {
+		j := e.split(text, i)
+		fn(text[i:j])
+		i = j
+	}
+}
+
+// sanitize replaces each invalid byte with U+FFFD, as Go's []rune conversion
+// (and so tiktoken-go) does.
+func sanitize(s string) string {
+	b := make([]byte, 0, len(s)+16)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}

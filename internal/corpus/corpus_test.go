@@ -1,0 +1,22 @@
+package corpus_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ctxfit/ctxfit/internal/corpus"
+)
+
+func TestGeneratorsAreDeterministicAndSized(t *testing.T) {
+	for name, gen := range map[string]func(int) string{"json": corpus.JSON, "prose": corpus.Prose, "code": corpus.Code} {
+		t.Run(name, func(t *testing.T) {
+			a, b := gen(100<<10), gen(100<<10)
+			assert.Equal(t, a, b)
+			assert.GreaterOrEqual(t, len(a), 100<<10)
+			assert.Less(t, len(a), 110<<10)
+		})
+	}
+	assert.True(t, json.Valid([]byte(corpus.JSON(5000))))
+}
