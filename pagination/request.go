@@ -1,0 +1,118 @@
+package pagination
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/ctxfit/ctxfit/cursor"
+)
+
+// Default limits of a [Pager], used when [Options] leaves them zero.
+const (
+	DefaultLimit = 50  // items per page when the request gives no limit
+	MaxLimit     = 200 // the largest limit a request may ask for
+)
+
+// Request is what a client sends for one page: how many items at most, and
+// where to continue.
+//
+// The zero Request asks for the first page with the default limit. A Request
+// is a plain value, safe to copy and share.
+type Request struct {
+	// Limit is the largest number of items the page may hold. Zero means the
+	// Pager's default limit (50 unless configured); negative values and
+	// values above the Pager's maximum (200 unless configured) are rejected
+	// with a [*LimitError]. The token budget may make a page shorter.
+	Limit int `json:"limit,omitempty"`
+	// Cursor is the nextCursor of the previous page; "" asks for the first
+	// page.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// Query is what a list is and how it is sorted: the binding sealed into
+// every cursor the Pager issues for it, and checked when a cursor comes back.
+// A cursor is accepted only for the same Scope, Subject, Order and Filters
+// (Filters compared as canonical JSON, so key order and white space do not
+// matter).
+//
+// The zero Query binds cursors to nothing but the Pager's codec. A Query is
+// a plain value, safe to copy and share; Filters must not be modified while
+// a call that uses it runs.
+type Query struct {
+	// Scope is the endpoint or tool the list comes from, e.g.
+	// "GET /api/v1/listings" or "list_bookings".
+	Scope string
+	// Subject is the tenant, session or principal the list belongs to; ""
+	// when cursors are not bound to one.
+	Subject string
+	// Order is the sort order, e.g. "created_desc".
+	Order string
+	// Filters are the query filters, any JSON value; nil or JSON null means
+	// none.
+	Filters json.RawMessage
+}
+
+func (q *Query) expect() cursor.Expect {
+	return cursor.Expect{Kind: cursor.KindPage, Scope: q.Scope, Subject: q.Subject, Order: q.Order, Filters: q.Filters}
+}
+
+var validate = validator.New(validator.WithRequiredStructEnabled())
+
+// options are validated after defaults are applied.
+type validatedOptions struct {
+	DefaultLimit int `validate:"gt=0,ltefield=MaxLimit"`
+	MaxLimit     int `validate:"gt=0"`
+}
+
+// Limit returns the page limit req asks for: req.Limit, or the default limit
+// when it is zero. A negative limit, or one above the maximum, is an error
+// that wraps [ErrInvalidLimit] and is a [*LimitError] naming the rule broken.
+func (p *Pager) Limit(req Request) (int, error) {
+	if req.Limit == 0 {
+		return p.defaultLimit, nil
+	}
+	err := validate.Var(req.Limit, p.limitRule)
+	if err == nil {
+		return req.Limit, nil
+	}
+	var verrs validator.ValidationErrors
+	rule := p.limitRule
+	if errors.As(err, &verrs) && len(verrs) > 0 {
+		rule = verrs[0].Tag()
+		if param := verrs[0].Param(); param != "" {
+			rule += "=" + param
+		}
+	}
+	return 0, &LimitError{Limit: req.Limit, Max: p.maxLimit, Rule: rule}
+}
+
+// newOptionsError turns a validation failure of the Pager options into a
+// message that names the field and the rule.
+func newOptionsError(err error, o validatedOptions) error {
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return fmt.Errorf("pagination: options: %w", err)
+	}
+	fe := verrs[0]
+	for _, e := range verrs {
+		if e.Field() == "MaxLimit" {
+			fe = e // report the maximum first: the default is checked against it
+		}
+	}
+	switch {
+	case fe.Field() == "MaxLimit":
+		return fmt.Errorf("pagination: Options.MaxLimit is %d; it must be > 0 (rule %s), or zero for the default of %d", o.MaxLimit, fe.Tag()+"="+fe.Param(), MaxLimit)
+	case fe.Tag() == "ltefield":
+		return fmt.Errorf("pagination: Options.DefaultLimit is %d; it must be <= Options.MaxLimit %d (rule ltefield=MaxLimit)", o.DefaultLimit, o.MaxLimit)
+	default:
+		return fmt.Errorf("pagination: Options.DefaultLimit is %d; it must be > 0 (rule %s), or zero for the default of %d", o.DefaultLimit, fe.Tag()+"="+fe.Param(), DefaultLimit)
+	}
+}
+
+func limitRule(maxLimit int) string {
+	return "gte=0,lte=" + strconv.Itoa(maxLimit)
+}
