@@ -1,0 +1,73 @@
+// Command ctxfit is ctxfit's command-line tool.
+//
+// Usage:
+//
+//	ctxfit demo                 show paging, cursors and their errors on generated data
+//	ctxfit count [FLAGS] [FILE] print the exact token count of FILE or standard input
+//
+// Run "ctxfit help" or "ctxfit COMMAND -h" for the flags of each command.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `ctxfit keeps responses for LLMs inside a token budget, losing nothing.
+
+Usage:
+  ctxfit demo                                          show paging, cursors and their errors on generated data
+  ctxfit count [--encoding o200k_base|cl100k_base] [FILE]  print the exact token count of FILE (or standard input)
+  ctxfit help                                          show this help
+`
+
+// run is main without the process: it returns the exit code (0 ok, 1 failure,
+// 2 usage error).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "demo":
+		err = runDemo(args[1:], stdout)
+	case "count":
+		err = runCount(args[1:], stdin, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ctxfit: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ctxfit %s: %v\n", args[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "ctxfit %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// usageError marks errors in the command line itself.
+type usageError struct{ error }
+
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("ctxfit "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}

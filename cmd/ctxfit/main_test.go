@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/corpus"
+)
+
+func ctxfit(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestCount(t *testing.T) {
+	text := corpus.Prose(4000)
+	file := filepath.Join(t.TempDir(), "in.txt")
+	require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
+	want := func(enc string) string {
+		c, err := budget.Exact(enc)
+		require.NoError(t, err)
+		return strconv.Itoa(c.Count(text)) + "\n"
+	}
+
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"a file is counted with o200k_base by default", "", []string{"count", file}, want("o200k_base")},
+		{"standard input is counted when no file is given", text, []string{"count"}, want("o200k_base")},
+		{"a dash reads standard input", text, []string{"count", "-"}, want("o200k_base")},
+		{"the encoding flag picks cl100k_base", "", []string{"count", "--encoding", "cl100k_base", file}, want("cl100k_base")},
+		{"empty input counts zero", "", []string{"count"}, "0\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := ctxfit(t, tt.stdin, tt.args...)
+			assert.Equal(t, 0, code, errOut)
+			assert.Equal(t, tt.want, out)
+		})
+	}
+}
+
+func TestCountRefusesBadInvocations(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"an unknown encoding is a usage error", []string{"count", "--encoding", "p50k_base"}, 2, `unknown encoding "p50k_base"`},
+		{"two files are a usage error", []string{"count", "a", "b"}, 2, "at most one FILE"},
+		{"a missing file is an error", []string{"count", "/nonexistent/file"}, 1, "no such file"},
+		{"an unknown command is a usage error", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"no command prints the usage", nil, 2, "Usage:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := ctxfit(t, "", tt.args...)
+			assert.Equal(t, tt.wantCode, code)
+			assert.Contains(t, errOut, tt.wantErr)
+		})
+	}
+}
+
+func TestDemoPagesEveryItemExactlyOnceAndRejectsBadCursors(t *testing.T) {
+	code, out, errOut := ctxfit(t, "", "demo")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "500 of 500 items recovered, 500 exactly once, in order: true")
+	assert.Contains(t, out, "rejected: pagination: cursor: invalid:")
+	assert.Contains(t, out, "rejected: pagination: cursor: mismatch:")
+	assert.Contains(t, out, "rejected: pagination: cursor: expired:")
+	m := regexp.MustCompile(`Largest page: (\d+) tokens \(threshold 4000`).FindStringSubmatch(out)
+	require.Len(t, m, 2, out)
+	largest, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	assert.LessOrEqual(t, largest, 4000, "no page is over the threshold")
+}
+
+func TestDemoWithASmallListIssuesNoCursor(t *testing.T) {
+	code, out, errOut := ctxfit(t, "", "demo", "-items", "3")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "3 of 3 items recovered")
+	assert.Contains(t, out, "no cursor was issued")
+}
+
+func TestDemoRefusesBadFlags(t *testing.T) {
+	code, _, errOut := ctxfit(t, "", "demo", "-threshold", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "threshold 0 must be > 0")
+}
