@@ -1,0 +1,57 @@
+package conversation_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ctxfit/ctxfit/conversation"
+)
+
+func ExampleFit() {
+	msgs := []conversation.Message{
+		{Role: conversation.RoleSystem, Content: "You are a booking assistant."},
+		{Role: conversation.RoleUser, Content: "Hi!"},
+		{Role: conversation.RoleAssistant, Content: "Hello! Where would you like to stay?"},
+		{Role: conversation.RoleUser, Content: "Find me a flat in Lisbon for November."},
+		{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "call_1", Type: "function",
+			Function: conversation.FunctionCall{Name: "search_listings", Arguments: `{"city":"Lisbon","month":"2025-11"}`}}}},
+		{Role: conversation.RoleTool, ToolCallID: "call_1", Content: `[{"id":"L1","name":"Alfama loft","price":95},{"id":"L2","name":"Baixa studio","price":80}]`},
+		{Role: conversation.RoleAssistant, Content: "I found the Alfama loft (95 €/night) and the Baixa studio (80 €/night)."},
+		{Role: conversation.RoleUser, Content: "Book the cheaper one."},
+	}
+	// The default counter is the exact o200k_base counter.
+	r, err := conversation.Fit(msgs, 130, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("kept:", r.Kept, "dropped:", r.Dropped)
+	fmt.Println("tokens:", r.TokensBefore, "->", r.TokensAfter)
+	for _, m := range r.Messages {
+		text := m.Content
+		for _, tc := range m.ToolCalls {
+			text += "calls " + tc.Function.Name + " as " + tc.ID
+		}
+		fmt.Printf("%s: %s\n", m.Role, text)
+	}
+
+	// With max messages, as the middleware's Session.max_messages.
+	r, _ = conversation.Fit(msgs, 1000, &conversation.Options{MaxMessages: 3})
+	fmt.Println("kept:", r.Kept)
+
+	// When the messages that must stay do not fit, nothing is dropped.
+	_, err = conversation.Fit(msgs, 20, nil)
+	fmt.Println(errors.Is(err, conversation.ErrMandatoryOverBudget))
+	fmt.Println(err)
+	// Output:
+	// kept: [0 3 4 5 6 7] dropped: [1 2]
+	// tokens: 146 -> 127
+	// system: You are a booking assistant.
+	// user: Find me a flat in Lisbon for November.
+	// assistant: calls search_listings as call_1
+	// tool: [{"id":"L1","name":"Alfama loft","price":95},{"id":"L2","name":"Baixa studio","price":80}]
+	// assistant: I found the Alfama loft (95 €/night) and the Baixa studio (80 €/night).
+	// user: Book the cheaper one.
+	// kept: [0 7]
+	// true
+	// conversation: the messages that must stay (system messages and the latest user message) take 22 tokens, more than the limit of 20; shorten them, summarize the latest tool results, or raise the limit
+}

@@ -1,0 +1,295 @@
+package summary
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Scores of the kinds of field, highest first. Fields one level down score
+// nestedPenalty less, except identity fields, which are always kept.
+const (
+	scoreIdentity = 100
+	scoreName     = 90
+	scoreStatus   = 85
+	scoreDate     = 75
+	scoreAmount   = 70
+	scoreCount    = 65
+	scoreTopN     = 60
+	scoreShort    = 40
+	scoreMedium   = 30
+	scoreList     = 30
+	scoreLong     = 20
+	scoreNull     = 10
+
+	nestedPenalty = 30
+	shortText     = 80 // runes: a string up to this long is a short scalar
+	smallList     = 8  // elements: an array of scalars up to this long is a candidate
+)
+
+// candidate is one field that automatic selection may keep.
+type candidate struct {
+	section  int    // index of the top-level field
+	sub      int    // index within the section's object, or -1 for the whole section
+	path     string // dotted path
+	value    *node  // the value kept (a truncated copy for long text)
+	score    int
+	identity bool
+	complete bool // value is the field's whole value
+}
+
+// fieldWords splits a key into lower-case words: "checkInDate" gives
+// check, in, date; "guest_id" gives guest, id; "userID" gives user, id.
+func fieldWords(key string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(key)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+			continue
+		case unicode.IsUpper(r) && len(cur) > 0:
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if !unicode.IsUpper(prev) || nextLower {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+func hasWord(words []string, set ...string) bool {
+	for _, w := range words {
+		if slices.Contains(set, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func lastWord(words []string, set ...string) bool {
+	return len(words) > 0 && slices.Contains(set, words[len(words)-1])
+}
+
+// isIdentityKey reports whether key names an identifier: id, uuid, key,
+// slug, or a name ending in Id, _id, ID, Uuid, _uuid, Key or Slug.
+func isIdentityKey(key string) bool {
+	return lastWord(fieldWords(key), "id", "uuid", "guid", "key", "slug")
+}
+
+// looksLikeDate reports whether s starts with an ISO 8601 date.
+func looksLikeDate(s string) bool {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9} {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// scoreScalar scores a scalar field by its name and value.
+func scoreScalar(key string, v *node) int {
+	words := fieldWords(key)
+	switch {
+	case v.kind == kindNull:
+		return scoreNull
+	case lastWord(words, "name", "title"):
+		return scoreName
+	case hasWord(words, "status", "state"):
+		return scoreStatus
+	case lastWord(words, "date", "at", "time", "timestamp", "on", "day", "created", "updated", "until", "since", "expires", "expiry") ||
+		v.kind == kindString && looksLikeDate(v.lit):
+		return scoreDate
+	case hasWord(words, "price", "total", "amount", "cost", "currency", "balance", "fee", "fees", "tax", "subtotal", "paid", "due", "discount", "deposit"):
+		return scoreAmount
+	case hasWord(words, "count", "num", "quantity", "qty", "nights", "guests", "progeny", "size"):
+		return scoreCount
+	case v.kind == kindString && utf8.RuneCountInString(v.lit) > shortText:
+		return scoreMedium
+	}
+	return scoreShort
+}
+
+// isSmallList reports whether n is an array of at most smallList scalars
+// short enough to keep whole.
+func isSmallList(n *node) bool {
+	if n.kind != kindArray || len(n.vals) > smallList {
+		return false
+	}
+	for _, v := range n.vals {
+		if !v.isScalar() || len(v.lit) > shortText {
+			return false
+		}
+	}
+	return true
+}
+
+// isEmptyContainer reports whether n is {} or [].
+func isEmptyContainer(n *node) bool {
+	return (n.kind == kindArray || n.kind == kindObject) && len(n.vals) == 0
+}
+
+// candidates lists the fields of the object root that automatic selection
+// may keep: scalars, small lists and arrays cut by a [TopN] rule, at the top
+// level and one level down in objects. Strings longer than textLimit runes
+// are cut (see truncateText).
+func candidates(root *node, textLimit int, reduced map[*node]bool) []candidate {
+	var cs []candidate
+	add := func(section, sub int, path, key string, v *node, depth int, marker string) {
+		c := candidate{section: section, sub: sub, path: path, value: v, complete: true}
+		switch {
+		case reduced[v]:
+			c.score = scoreTopN
+			c.complete = false
+		case isEmptyContainer(v):
+			c.score = scoreShort
+		case isSmallList(v):
+			c.score = scoreList
+		case v.kind == kindArray || v.kind == kindObject:
+			return
+		case isIdentityKey(key) && (v.kind == kindString || v.kind == kindNumber):
+			c.score, c.identity = scoreIdentity, true
+		case v.kind == kindString && utf8.RuneCountInString(v.lit) > textLimit:
+			c.score = scoreLong
+			c.value = &node{kind: kindString, lit: truncateText(v.lit, textLimit, marker)}
+			c.complete = false
+		default:
+			c.score = scoreScalar(key, v)
+		}
+		if depth > 1 && !c.identity {
+			c.score -= nestedPenalty
+		}
+		cs = append(cs, c)
+	}
+	for i, k := range root.keys {
+		v := root.vals[i]
+		if v.kind == kindObject && len(v.keys) > 0 && !reduced[v] {
+			for j, sk := range v.keys {
+				add(i, j, k+"."+sk, sk, v.vals[j], 2, k)
+			}
+			continue
+		}
+		add(i, -1, k, k, v, 1, k)
+	}
+	return cs
+}
+
+// truncateText cuts s to at most limit runes at a word boundary and appends
+// a marker that says how many characters were left out and which
+// drill-down fields parameter fetches them:
+//
+//	… [1,234 more characters; fields=description]
+func truncateText(s string, limit int, field string) string {
+	cut := cutAtWord(s, limit)
+	left := utf8.RuneCountInString(s[len(cut):])
+	return cut + "… [" + groupThousands(left) + " more characters; fields=" + field + "]"
+}
+
+// cutAtWord returns the longest prefix of s of at most limit runes that ends
+// at a word boundary (before a space), without trailing spaces or
+// punctuation that would dangle; a single word longer than limit is cut
+// inside. limit <= 0 gives "".
+func cutAtWord(s string, limit int) string {
+	if limit <= 0 {
+		return ""
+	}
+	end, runes := 0, 0
+	for end < len(s) && runes < limit {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+		runes++
+	}
+	if end == len(s) {
+		return s
+	}
+	cut := s[:end]
+	if r, _ := utf8.DecodeRuneInString(s[end:]); !unicode.IsSpace(r) {
+		if i := strings.LastIndexFunc(cut, unicode.IsSpace); i > 0 {
+			cut = cut[:i]
+		}
+	}
+	return strings.TrimRightFunc(cut, func(r rune) bool {
+		return unicode.IsSpace(r) || r == ',' || r == ';' || r == ':'
+	})
+}
+
+// groupThousands writes n with commas between groups of three digits.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	lead := len(s) % 3
+	if lead > 0 {
+		b.WriteString(s[:lead])
+	}
+	for i := lead; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// build returns the summary object holding the chosen candidates (cs in
+// input order, chosen[i] telling whether cs[i] is kept), the paths kept and
+// the indices of the top-level sections that are not kept whole.
+func build(root *node, cs []candidate, chosen []bool) (*node, []string, []int) {
+	out := &node{kind: kindObject}
+	var paths []string
+	whole := make([]int, len(root.keys)) // sub-fields kept whole per section
+	kept := make([]bool, len(root.keys))
+	var cur *node // the nested object being filled
+	curSection := -1
+	for i, c := range cs {
+		if !chosen[i] {
+			continue
+		}
+		paths = append(paths, c.path)
+		if c.sub < 0 {
+			out.keys = append(out.keys, root.keys[c.section])
+			out.vals = append(out.vals, c.value)
+			if c.complete {
+				kept[c.section] = true
+			}
+			curSection = -1
+			continue
+		}
+		if c.section != curSection {
+			cur = &node{kind: kindObject}
+			out.keys = append(out.keys, root.keys[c.section])
+			out.vals = append(out.vals, cur)
+			curSection = c.section
+		}
+		cur.keys = append(cur.keys, root.vals[c.section].keys[c.sub])
+		cur.vals = append(cur.vals, c.value)
+		if c.complete {
+			whole[c.section]++
+		}
+	}
+	var partial []int
+	for i, v := range root.vals {
+		if kept[i] || v.kind == kindObject && len(v.keys) > 0 && whole[i] == len(v.keys) {
+			continue
+		}
+		partial = append(partial, i)
+	}
+	return out, paths, partial
+}

@@ -1,0 +1,104 @@
+package summary
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// TopN keeps the best N elements of an array by a score field, as the
+// API-to-MCP gateway keeps the top 3 traits by accuracy with accuracy >= 50:
+//
+//	summary.TopN{Path: "traits", Score: "accuracy", N: 3, Min: 50}
+//
+// The zero value is not usable: Path, Score and N must be set. TopN is a
+// plain value, safe to copy and share.
+type TopN struct {
+	// Path is the dotted path of the array, as in [Project] (it may cross
+	// arrays: "animals.traits" applies to the traits of every animal).
+	Path string
+	// Score is the field of each element that holds its score, a JSON
+	// number (or a string holding one). Elements without it are left out.
+	Score string
+	// N is the largest number of elements kept. Must be > 0.
+	N int
+	// Min is the lowest score kept: elements scoring below it are left out.
+	// The zero value keeps every non-negative score.
+	Min float64
+}
+
+func (r TopN) validate() error {
+	switch {
+	case r.Path == "" || strings.HasPrefix(r.Path, ".") || strings.HasSuffix(r.Path, ".") || strings.Contains(r.Path, ".."):
+		return fmt.Errorf("%w: TopN.Path %q must be a dotted path such as \"traits\"", ErrInvalidOptions, r.Path)
+	case r.Score == "":
+		return fmt.Errorf("%w: TopN.Score is empty; name the field of each element that holds its score", ErrInvalidOptions)
+	case r.N <= 0:
+		return fmt.Errorf("%w: TopN.N %d must be > 0", ErrInvalidOptions, r.N)
+	case math.IsNaN(r.Min):
+		return fmt.Errorf("%w: TopN.Min must be a number", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// Top returns the best n items by score, best first (ties keep their input
+// order), leaving out items that have no score or score below minScore, and the
+// number of items left out. items is not modified. n <= 0 keeps none.
+func Top[T any](items []T, n int, minScore float64, score func(T) (float64, bool)) (kept []T, omitted int) {
+	type scored struct {
+		i int
+		s float64
+	}
+	var ok []scored
+	for i, it := range items {
+		if s, has := score(it); has && !math.IsNaN(s) && s >= minScore {
+			ok = append(ok, scored{i, s})
+		}
+	}
+	slices.SortStableFunc(ok, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
+	ok = ok[:min(max(n, 0), len(ok))]
+	kept = make([]T, len(ok))
+	for j, s := range ok {
+		kept[j] = items[s.i]
+	}
+	return kept, len(items) - len(kept)
+}
+
+// applyTopN returns a copy of n in which the arrays that r names hold only
+// their top elements, and adds the number left out to omitted[r.Path]. The
+// copy shares unchanged subtrees with n. reduced collects the new arrays.
+func applyTopN(n *node, segs []string, r TopN, omitted map[string]int, reduced map[*node]bool) *node {
+	switch {
+	case n.kind == kindArray && len(segs) > 0:
+		out := &node{kind: kindArray, vals: make([]*node, len(n.vals))}
+		for i, v := range n.vals {
+			out.vals[i] = applyTopN(v, segs, r, omitted, reduced)
+		}
+		return out
+	case n.kind == kindObject && len(segs) > 0:
+		i := slices.Index(n.keys, segs[0])
+		if i < 0 {
+			return n
+		}
+		out := &node{kind: kindObject, keys: n.keys, vals: slices.Clone(n.vals)}
+		out.vals[i] = applyTopN(n.vals[i], segs[1:], r, omitted, reduced)
+		return out
+	case n.kind == kindArray: // the path ends at this array
+		kept, dropped := Top(n.vals, r.N, r.Min, func(v *node) (float64, bool) {
+			s := v.get(r.Score)
+			if s == nil || (s.kind != kindNumber && s.kind != kindString) {
+				return 0, false
+			}
+			f, err := strconv.ParseFloat(s.lit, 64)
+			return f, err == nil
+		})
+		out := &node{kind: kindArray, vals: kept}
+		omitted[r.Path] += dropped
+		reduced[out] = true
+		return out
+	}
+	return n
+}
