@@ -29,13 +29,7 @@ func runDemo(args []string, stdout io.Writer) error {
 	if *items < 0 {
 		return usageError{fmt.Errorf("-items %d must be >= 0", *items)}
 	}
-	return demoPaging(stdout, *items, budget.Budget{Threshold: *threshold, HardCap: max(*threshold, budget.DefaultHardCap)})
-}
-
-// demoPaging pages a generated list, follows every cursor, checks that every
-// item came back exactly once, and shows a tampered and an expired cursor
-// being rejected.
-func demoPaging(w io.Writer, n int, b budget.Budget) error {
+	b := budget.Budget{Threshold: *threshold, HardCap: max(*threshold, budget.DefaultHardCap)}
 	if err := b.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -43,6 +37,20 @@ func demoPaging(w io.Writer, n int, b budget.Budget) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "== Pagination: one long list\n\n")
+	if err := demoPaging(stdout, counter, *items, b); err != nil {
+		return err
+	}
+	// The generated booking holds about 3,200 tokens: show it against a
+	// 2,000-token threshold, as a tool with a tighter budget would.
+	sb := budget.Budget{Threshold: min(b.Threshold, 2000), HardCap: b.HardCap}
+	return demoSummary(stdout, counter, sb)
+}
+
+// demoPaging pages a generated list, follows every cursor, checks that every
+// item came back exactly once, and shows a tampered and an expired cursor
+// being rejected.
+func demoPaging(w io.Writer, counter budget.Counter, n int, b budget.Budget) error {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return err

@@ -102,3 +102,12 @@ func TestDemoRefusesBadFlags(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "threshold 0 must be > 0")
 }
+
+func TestDemoSummarizesTheBookingAndRecoversItThroughTheDrillDown(t *testing.T) {
+	code, out, errOut := ctxfit(t, "", "demo")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "== Summary: one verbose booking")
+	assert.Regexp(t, `Summary: \d+ tokens \((7\d|8\d|9\d)% fewer\)`, out, "a summary cuts at least 70%")
+	assert.Contains(t, out, "Drill-down: /api/v1/bookings/BK12345")
+	assert.Contains(t, out, "identical to the original: true")
+}

@@ -2,6 +2,7 @@ package corpus_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,4 +20,19 @@ func TestGeneratorsAreDeterministicAndSized(t *testing.T) {
 		})
 	}
 	assert.True(t, json.Valid([]byte(corpus.JSON(5000))))
+}
+
+func TestLogHasTheRequestedLinesAndStackTraces(t *testing.T) {
+	log := corpus.Log(10000)
+	assert.Equal(t, 10000, strings.Count(log, "\n"))
+	assert.True(t, strings.HasSuffix(log, "\n"))
+	assert.Contains(t, log, "\tat com.example.booking.BookingService.confirm")
+	assert.Equal(t, log, corpus.Log(10000))
+}
+
+func TestRecordsAreDeterministic(t *testing.T) {
+	a, _ := json.Marshal(corpus.Booking())
+	b, _ := json.Marshal(corpus.Booking())
+	assert.Equal(t, a, b)
+	assert.Greater(t, len(a), 12000)
 }
