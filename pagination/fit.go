@@ -248,13 +248,14 @@ func (f *fitter) cursor(k int) (string, error) {
 		return "", nil
 	}
 	c, err := f.p.codec.Encode(cursor.Payload{
-		Kind:    cursor.KindPage,
-		Offset:  int64(f.pos.offset + k),
-		Index:   f.pos.index + 1,
-		Order:   f.q.Order,
-		Filters: f.q.Filters,
-		Scope:   f.q.Scope,
-		Subject: f.q.Subject,
+		Kind:     cursor.KindPage,
+		Offset:   int64(f.pos.offset + k),
+		Index:    f.pos.index + 1,
+		Order:    f.q.Order,
+		Filters:  f.q.Filters,
+		Scope:    f.q.Scope,
+		Subject:  f.q.Subject,
+		Snapshot: f.q.Snapshot,
 	})
 	if err != nil {
 		return "", fmt.Errorf("pagination: issuing the next cursor: %w", err)

@@ -112,6 +112,9 @@ func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error
 	if err != nil {
 		return 0, pos, fmt.Errorf("pagination: %w", err)
 	}
+	if q.Snapshot != "" && pl.Snapshot != q.Snapshot {
+		return 0, pos, fmt.Errorf("pagination: %w (it was issued for other data)", cursor.ErrMismatch)
+	}
 	if pl.Offset > math.MaxInt || pl.Offset < 0 || pl.Index < 0 {
 		return 0, pos, fmt.Errorf("pagination: %w (offset out of range)", cursor.ErrInvalid)
 	}

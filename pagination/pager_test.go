@@ -471,3 +471,20 @@ func TestInvalidFiltersAreRejected(t *testing.T) {
 	_, err := pagination.Paginate(p, records(3), pagination.Request{}, q)
 	assert.EqualError(t, err, "pagination: Query.Filters is not valid JSON; pass a JSON value, or nil for no filters")
 }
+
+func TestCursorsAreBoundToTheSnapshot(t *testing.T) {
+	p := newPager(t, nil, nil)
+	items := make([]int, 300)
+	q := pagination.Query{Scope: "list", Snapshot: "snap-1"}
+	first, err := pagination.Paginate(p, items, pagination.Request{Limit: 10}, q)
+	require.NoError(t, err)
+	require.NotEmpty(t, first.NextCursor)
+
+	_, err = pagination.Paginate(p, items, pagination.Request{Cursor: first.NextCursor}, q)
+	assert.NoError(t, err, "the same snapshot accepts the cursor")
+
+	other := q
+	other.Snapshot = "snap-2"
+	_, err = pagination.Paginate(p, items, pagination.Request{Cursor: first.NextCursor}, other)
+	assert.ErrorIs(t, err, cursor.ErrMismatch, "another snapshot rejects it")
+}

@@ -54,6 +54,11 @@ type Query struct {
 	// Filters are the query filters, any JSON value; nil or JSON null means
 	// none.
 	Filters json.RawMessage
+	// Snapshot is an opaque reference to the data being paged, sealed into
+	// every cursor: the ID of a stored snapshot, or a fingerprint of the data.
+	// When it is set, a cursor issued for another snapshot is rejected with
+	// [cursor.ErrMismatch]. "" binds nothing.
+	Snapshot string
 }
 
 func (q *Query) expect() cursor.Expect {
