@@ -27,7 +27,23 @@ type Binding struct {
 	// Subject is the tenant, session or principal the text belongs to; ""
 	// when cursors are not bound to one.
 	Subject string
+	// Snapshot is an opaque reference to where the text is kept (for example
+	// a store ID), sealed into cursors ahead of the text's fingerprint and
+	// read back with [SnapshotOf]. It must not contain a space. "" binds
+	// nothing beyond the text itself.
+	Snapshot string
 }
+
+// SnapshotOf returns the Binding.Snapshot sealed in a decoded chunk cursor,
+// so a caller can find the text before calling [Chunker.Chunk].
+func SnapshotOf(p cursor.Payload) string {
+	ref, _, _ := strings.Cut(p.Snapshot, " ")
+	return ref
+}
+
+// sealed is what a cursor's Snapshot field holds: the binding's snapshot
+// reference and the text's fingerprint.
+func sealed(b Binding, fp string) string { return b.Snapshot + " " + fp }
 
 // Chunker cuts texts into chunks within a token limit and issues and checks
 // the cursors that lead from one chunk to the next.
@@ -97,7 +113,7 @@ func (c *Chunker) Chunk(text, cur string, b Binding) (ContentChunk, error) {
 		if err != nil {
 			return ContentChunk{}, fmt.Errorf("chunk: %w", err)
 		}
-		rest, ok := strings.CutPrefix(p.Snapshot, fp)
+		rest, ok := strings.CutPrefix(p.Snapshot, sealed(b, fp))
 		if !ok {
 			return ContentChunk{}, fmt.Errorf("chunk: %w (it was issued for another text, or another chunk size or kind)", cursor.ErrMismatch)
 		}
@@ -127,7 +143,7 @@ func (c *Chunker) Chunk(text, cur string, b Binding) (ContentChunk, error) {
 			Index:    int64(index + 1),
 			Scope:    b.Scope,
 			Subject:  b.Subject,
-			Snapshot: fp + strconv.Itoa(total),
+			Snapshot: sealed(b, fp) + strconv.Itoa(total),
 		})
 		if err != nil {
 			return ContentChunk{}, fmt.Errorf("chunk: issuing the next cursor: %w", err)

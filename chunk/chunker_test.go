@@ -229,3 +229,25 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+func TestChunkCursorsCarryTheSnapshotReference(t *testing.T) {
+	codec, err := cursor.NewCodec([][]byte{[]byte(strings.Repeat("k", 32))}, nil)
+	require.NoError(t, err)
+	c, err := chunk.NewChunker(codec, &chunk.Options{MaxTokens: 50})
+	require.NoError(t, err)
+	text := strings.Repeat("Every line of this log matters.\n", 100)
+	b := chunk.Binding{Scope: "read_log", Snapshot: "snap-1"}
+
+	first, err := c.Chunk(text, "", b)
+	require.NoError(t, err)
+	require.NotEmpty(t, first.NextCursor)
+	p, err := codec.Decode(first.NextCursor, cursor.Expect{Kind: cursor.KindChunk, Scope: "read_log"})
+	require.NoError(t, err)
+	assert.Equal(t, "snap-1", chunk.SnapshotOf(p))
+
+	_, err = c.Chunk(text, first.NextCursor, b)
+	assert.NoError(t, err, "the same snapshot accepts the cursor")
+	b.Snapshot = "snap-2"
+	_, err = c.Chunk(text, first.NextCursor, b)
+	assert.ErrorIs(t, err, cursor.ErrMismatch, "another snapshot rejects it")
+}
