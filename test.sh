@@ -15,3 +15,6 @@ go vet ./...
 
 echo "== go test"
 go test -race -shuffle=on -count=1 ./...
+
+echo "== benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
+(cd benchmarks && go vet ./... && go test -count=1 ./...)

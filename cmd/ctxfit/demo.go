@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
 	"github.com/ctxfit/ctxfit/internal/corpus"
 	"github.com/ctxfit/ctxfit/pagination"
@@ -44,19 +45,31 @@ func runDemo(args []string, stdout io.Writer) error {
 	// The generated booking holds about 3,200 tokens: show it against a
 	// 2,000-token threshold, as a tool with a tighter budget would.
 	sb := budget.Budget{Threshold: min(b.Threshold, 2000), HardCap: b.HardCap}
-	return demoSummary(stdout, counter, sb)
+	if err := demoSummary(stdout, counter, sb); err != nil {
+		return err
+	}
+	codec, err := demoCodec(time.Now)
+	if err != nil {
+		return err
+	}
+	return demoChunk(stdout, counter, codec, chunk.DefaultMaxTokens)
+}
+
+// demoCodec returns a cursor codec with a fresh random secret.
+func demoCodec(now func() time.Time) (*cursor.Codec, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	return cursor.NewCodec([][]byte{secret}, &cursor.Options{Now: now})
 }
 
 // demoPaging pages a generated list, follows every cursor, checks that every
 // item came back exactly once, and shows a tampered and an expired cursor
 // being rejected.
 func demoPaging(w io.Writer, counter budget.Counter, n int, b budget.Budget) error {
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return err
-	}
 	now := time.Now()
-	codec, err := cursor.NewCodec([][]byte{secret}, &cursor.Options{Now: func() time.Time { return now }})
+	codec, err := demoCodec(func() time.Time { return now })
 	if err != nil {
 		return err
 	}

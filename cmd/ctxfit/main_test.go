@@ -111,3 +111,12 @@ func TestDemoSummarizesTheBookingAndRecoversItThroughTheDrillDown(t *testing.T) 
 	assert.Contains(t, out, "Drill-down: /api/v1/bookings/BK12345")
 	assert.Contains(t, out, "identical to the original: true")
 }
+
+func TestDemoChunksTheLogAndRecoversItByteForByte(t *testing.T) {
+	code, out, errOut := ctxfit(t, "", "demo")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "== Chunks: a 10,000-line log")
+	assert.Contains(t, out, "kind detected: log")
+	assert.Contains(t, out, "the chunks put together are the log byte for byte: true")
+	assert.Regexp(t, `Largest chunk: (1\d{3}|2000|\d{1,3}) tokens \(limit 2000\)`, out)
+}
