@@ -1,0 +1,133 @@
+package telemetry_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+func logLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestSlogSink(t *testing.T) {
+	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	shaped := telemetry.Record{
+		RequestID: "r1", Endpoint: "GET /orders", Timestamp: at, ItemCount: 50,
+		Latency: 1500 * time.Microsecond, PaginationUsed: true,
+		TokensBefore: 9000, TokensAfter: 3000, BytesBefore: 36000, BytesAfter: 12000, ReductionPercent: 66.5,
+		Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeShaped,
+	}
+
+	t.Run("a shaped response is one INFO line with the main fields", func(t *testing.T) {
+		var buf bytes.Buffer
+		sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, nil)))
+		require.NoError(t, sink.Record(t.Context(), shaped))
+		lines := logLines(t, &buf)
+		require.Len(t, lines, 1)
+		got := lines[0]
+		assert.Equal(t, "INFO", got["level"])
+		assert.Equal(t, telemetry.MessageResponse, got["msg"])
+		assert.Equal(t, "2026-01-02T15:04:05Z", got["time"])
+		assert.Equal(t, "r1", got["requestId"])
+		assert.Equal(t, "GET /orders", got["endpoint"])
+		assert.Equal(t, "pagination", got["strategy"])
+		assert.Equal(t, "shaped", got["outcome"])
+		assert.Equal(t, 9000.0, got["tokensBefore"])
+		assert.Equal(t, 3000.0, got["tokensAfter"])
+		assert.Equal(t, 36000.0, got["bytesBefore"])
+		assert.Equal(t, 12000.0, got["bytesAfter"])
+		assert.Equal(t, 66.5, got["reductionPercent"])
+		assert.Equal(t, 50.0, got["itemCount"])
+		assert.Equal(t, float64(1500*time.Microsecond), got["latency"])
+		for _, k := range []string{"hardCap", "fallback", "compare", "estimateError", "cacheHit", "meta"} {
+			assert.NotContains(t, got, k)
+		}
+	})
+
+	t.Run("an oversized attempt is a WARN line with its original and final sizes", func(t *testing.T) {
+		tests := []struct {
+			name string
+			r    telemetry.Record
+		}{
+			{"by outcome", telemetry.Record{Outcome: telemetry.OutcomeOversize, Strategy: telemetry.StrategyChunking, TokensBefore: 50000, TokensAfter: 2000, BytesBefore: 200000, BytesAfter: 8000}},
+			{"by the hard cap", telemetry.Record{Outcome: telemetry.OutcomeShaped, Strategy: telemetry.StrategyChunking, HardCap: 12000, TokensBefore: 50000, TokensAfter: 2000, BytesBefore: 200000, BytesAfter: 8000}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, nil)))
+				require.NoError(t, sink.Record(t.Context(), tt.r))
+				lines := logLines(t, &buf)
+				require.Len(t, lines, 1)
+				assert.Equal(t, "WARN", lines[0]["level"])
+				assert.Equal(t, telemetry.MessageOversize, lines[0]["msg"])
+				assert.Equal(t, 50000.0, lines[0]["tokensBefore"])
+				assert.Equal(t, 2000.0, lines[0]["tokensAfter"])
+				assert.Equal(t, 200000.0, lines[0]["bytesBefore"])
+				assert.Equal(t, 8000.0, lines[0]["bytesAfter"])
+			})
+		}
+	})
+
+	t.Run("optional fields and metadata appear when set", func(t *testing.T) {
+		var buf bytes.Buffer
+		sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, nil)))
+		r := shaped
+		r.HardCap = 12000
+		r.Fallback = "timeout"
+		r.Compare = true
+		r.EstimateError = ptr(-0.125)
+		r.CacheHit = ptr(true)
+		r.OptimizationMetadata = map[string]any{"pageSize": 50, "arrayPath": "data.items"}
+		require.NoError(t, sink.Record(t.Context(), r))
+		got := logLines(t, &buf)[0]
+		assert.Equal(t, 12000.0, got["hardCap"])
+		assert.Equal(t, "timeout", got["fallback"])
+		assert.Equal(t, true, got["compare"])
+		assert.Equal(t, -0.125, got["estimateError"])
+		assert.Equal(t, true, got["cacheHit"])
+		assert.Equal(t, map[string]any{"pageSize": 50.0, "arrayPath": "data.items"}, got["meta"])
+	})
+
+	t.Run("nothing is logged below the handler's level", func(t *testing.T) {
+		var buf bytes.Buffer
+		sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		require.NoError(t, sink.Record(t.Context(), shaped))
+		assert.Empty(t, buf.String())
+		require.NoError(t, sink.Record(t.Context(), telemetry.Record{Outcome: telemetry.OutcomeOversize}))
+		assert.Len(t, logLines(t, &buf), 1)
+	})
+
+	t.Run("a record without a timestamp is logged at the current time", func(t *testing.T) {
+		var buf bytes.Buffer
+		sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, nil)))
+		before := time.Now()
+		require.NoError(t, sink.Record(t.Context(), telemetry.Record{}))
+		ts, err := time.Parse(time.RFC3339Nano, logLines(t, &buf)[0]["time"].(string))
+		require.NoError(t, err)
+		assert.False(t, ts.Before(before.Truncate(time.Millisecond)))
+	})
+
+	t.Run("the logger's own attributes are kept", func(t *testing.T) {
+		var buf bytes.Buffer
+		sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, nil)).With("service", "orders"))
+		require.NoError(t, sink.Record(t.Context(), shaped))
+		assert.Equal(t, "orders", logLines(t, &buf)[0]["service"])
+	})
+}
