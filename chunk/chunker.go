@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -27,6 +28,11 @@ type Binding struct {
 	// Subject is the tenant, session or principal the text belongs to; ""
 	// when cursors are not bound to one.
 	Subject string
+	// Order and Filters are the query the text answers (for example a log
+	// filtered by level), sealed into cursors and compared as
+	// [cursor.Codec.Decode] does; both empty bind nothing.
+	Order   string
+	Filters json.RawMessage
 	// Snapshot is an opaque reference to where the text is kept (for example
 	// a store ID), sealed into cursors ahead of the text's fingerprint and
 	// read back with [SnapshotOf]. It must not contain a space. "" binds
@@ -109,7 +115,7 @@ func (c *Chunker) Chunk(text, cur string, b Binding) (ContentChunk, error) {
 		}
 		span, total = spans[0], len(spans)
 	} else {
-		p, err := c.codec.Decode(cur, cursor.Expect{Kind: cursor.KindChunk, Scope: b.Scope, Subject: b.Subject})
+		p, err := c.codec.Decode(cur, cursor.Expect{Kind: cursor.KindChunk, Scope: b.Scope, Subject: b.Subject, Order: b.Order, Filters: b.Filters})
 		if err != nil {
 			return ContentChunk{}, fmt.Errorf("chunk: %w", err)
 		}
@@ -143,6 +149,8 @@ func (c *Chunker) Chunk(text, cur string, b Binding) (ContentChunk, error) {
 			Index:    int64(index + 1),
 			Scope:    b.Scope,
 			Subject:  b.Subject,
+			Order:    b.Order,
+			Filters:  b.Filters,
 			Snapshot: sealed(b, fp) + strconv.Itoa(total),
 		})
 		if err != nil {

@@ -1,0 +1,238 @@
+package ctxfit
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+)
+
+// Defaults of the guard's settings, as in the data model.
+const (
+	DefaultThreshold      = 4000
+	DefaultHardCap        = 12000
+	DefaultPageSize       = 50
+	DefaultMaxPageSize    = 200
+	DefaultChunkTokens    = 2000
+	DefaultCursorTTL      = 10 * time.Minute
+	DefaultShapeTimeout   = 2 * time.Second
+	DefaultMaxBufferBytes = 8 << 20  // 8 MiB
+	DefaultStoreMaxBytes  = 64 << 20 // 64 MiB
+	DefaultStoreMaxItems  = 10000
+)
+
+// Config is the serializable part of the guard's settings: what an operator
+// sets in code, in CTXFIT_* environment variables or in a JSON or YAML file
+// (package config loads and watches those). Every zero field means its
+// documented default, so the zero Config is the default configuration.
+//
+// A Config is a plain value; copy it freely. Validate checks it.
+type Config struct {
+	// Threshold is the token count above which a response is shaped.
+	// Zero means 4,000. CTXFIT_THRESHOLD.
+	Threshold int `json:"threshold,omitempty" yaml:"threshold,omitempty" validate:"gte=0"`
+	// HardCap is the token count no shaped response exceeds. Zero means
+	// 12,000 (or Threshold, if larger). CTXFIT_HARD_CAP.
+	HardCap int `json:"hardCap,omitempty" yaml:"hardCap,omitempty" validate:"gte=0"`
+	// PageSize is the default page limit. Zero means 50. CTXFIT_PAGE_SIZE.
+	PageSize int `json:"pageSize,omitempty" yaml:"pageSize,omitempty" validate:"gte=0"`
+	// MaxPageSize is the largest limit a client may ask for. Zero means 200.
+	// CTXFIT_MAX_PAGE_SIZE.
+	MaxPageSize int `json:"maxPageSize,omitempty" yaml:"maxPageSize,omitempty" validate:"gte=0"`
+	// ChunkTokens is the token size of a text chunk. Zero means 2,000.
+	// CTXFIT_CHUNK_TOKENS.
+	ChunkTokens int `json:"chunkTokens,omitempty" yaml:"chunkTokens,omitempty" validate:"gte=0"`
+	// Encoding is the tiktoken encoding: "o200k_base" (the default) or
+	// "cl100k_base". CTXFIT_ENCODING.
+	Encoding string `json:"encoding,omitempty" yaml:"encoding,omitempty" validate:"omitempty,oneof=o200k_base cl100k_base"`
+	// CursorTTL is how long a cursor stays valid. Zero means 10 minutes.
+	// CTXFIT_CURSOR_TTL (a Go duration such as "10m").
+	CursorTTL Duration `json:"cursorTTL,omitempty" yaml:"cursorTTL,omitempty" validate:"gte=0"`
+	// Secret signs cursors; at least 32 bytes. Empty means a random
+	// per-process key (cursors then do not survive a restart nor work across
+	// instances, and the guard logs a warning). CTXFIT_SECRET.
+	Secret string `json:"secret,omitempty" yaml:"secret,omitempty" validate:"omitempty,min=32"`
+	// PreviousSecrets still verify cursors signed before a rotation.
+	// CTXFIT_PREVIOUS_SECRETS (comma-separated).
+	PreviousSecrets []string `json:"previousSecrets,omitempty" yaml:"previousSecrets,omitempty" validate:"dive,min=32"`
+	// Mode is how continuations find their data: "store" (the default; the
+	// full response is kept in the store for the cursor's lifetime) or
+	// "replay" (stateless; the handler runs again and a data fingerprint is
+	// checked). CTXFIT_MODE.
+	Mode string `json:"mode,omitempty" yaml:"mode,omitempty" validate:"omitempty,oneof=store replay"`
+	// ShapeTimeout bounds the time spent counting and shaping one response;
+	// past it the guard falls back to byte-based limits. Zero means 2 s.
+	// CTXFIT_SHAPE_TIMEOUT.
+	ShapeTimeout Duration `json:"shapeTimeout,omitempty" yaml:"shapeTimeout,omitempty" validate:"gte=0"`
+	// MaxBufferBytes is the largest response the HTTP middleware buffers to
+	// shape; larger ones pass through (and are recorded). Zero means 8 MiB.
+	// CTXFIT_MAX_BUFFER_BYTES.
+	MaxBufferBytes int `json:"maxBufferBytes,omitempty" yaml:"maxBufferBytes,omitempty" validate:"gte=0"`
+	// StoreMaxBytes and StoreMaxItems bound the in-memory snapshot store.
+	// Zero means 64 MiB and 10,000. CTXFIT_STORE_MAX_BYTES,
+	// CTXFIT_STORE_MAX_ITEMS.
+	StoreMaxBytes int64 `json:"storeMaxBytes,omitempty" yaml:"storeMaxBytes,omitempty" validate:"gte=0"`
+	StoreMaxItems int   `json:"storeMaxItems,omitempty" yaml:"storeMaxItems,omitempty" validate:"gte=0"`
+	// EstimateSample is the fraction of responses counted exactly as well
+	// when the estimator is in use, to record its error. Zero means 0.01.
+	// CTXFIT_ESTIMATE_SAMPLE.
+	EstimateSample float64 `json:"estimateSample,omitempty" yaml:"estimateSample,omitempty" validate:"gte=0,lte=1"`
+	// Params names the request parameters the guard reads.
+	Params Params `json:"params,omitempty" yaml:"params,omitempty"`
+	// Endpoints override the settings per HTTP route pattern or MCP tool
+	// name; the first match wins.
+	Endpoints []Endpoint `json:"endpoints,omitempty" yaml:"endpoints,omitempty" validate:"dive"`
+}
+
+// Params names the request parameters the guard reads. Empty names mean the
+// defaults: cursor, limit, fields, startLine, endLine.
+type Params struct {
+	Cursor    string `json:"cursor,omitempty" yaml:"cursor,omitempty"`
+	Limit     string `json:"limit,omitempty" yaml:"limit,omitempty"`
+	Fields    string `json:"fields,omitempty" yaml:"fields,omitempty"`
+	StartLine string `json:"startLine,omitempty" yaml:"startLine,omitempty"`
+	EndLine   string `json:"endLine,omitempty" yaml:"endLine,omitempty"`
+}
+
+// Endpoint overrides the settings for one route pattern or tool. Zero
+// numbers and nil switches inherit from the Config.
+type Endpoint struct {
+	// Match is an HTTP route pattern in net/http ServeMux syntax
+	// ("GET /api/v1/bookings/{id}") or an MCP tool name ("list_bookings").
+	Match string `json:"match" yaml:"match" validate:"required"`
+	// Disabled turns the guard off for this endpoint: responses pass through.
+	Disabled bool `json:"disabled,omitempty" yaml:"disabled,omitempty"`
+	// Compare is the A/B switch: when set, responses pass through unshaped
+	// (and are recorded as they would have been shaped), for comparison.
+	Compare     bool `json:"compare,omitempty" yaml:"compare,omitempty"`
+	Threshold   int  `json:"threshold,omitempty" yaml:"threshold,omitempty" validate:"gte=0"`
+	HardCap     int  `json:"hardCap,omitempty" yaml:"hardCap,omitempty" validate:"gte=0"`
+	PageSize    int  `json:"pageSize,omitempty" yaml:"pageSize,omitempty" validate:"gte=0"`
+	MaxPageSize int  `json:"maxPageSize,omitempty" yaml:"maxPageSize,omitempty" validate:"gte=0"`
+	ChunkTokens int  `json:"chunkTokens,omitempty" yaml:"chunkTokens,omitempty" validate:"gte=0"`
+	// Pagination, Summary and Chunking switch each strategy (feature flags
+	// for gradual rollout); nil inherits (all on).
+	Pagination *bool `json:"pagination,omitempty" yaml:"pagination,omitempty"`
+	Summary    *bool `json:"summary,omitempty" yaml:"summary,omitempty"`
+	Chunking   *bool `json:"chunking,omitempty" yaml:"chunking,omitempty"`
+	// ArrayPath names the array to page in an object response (dotted path,
+	// e.g. "data.items"); empty means detected.
+	ArrayPath string `json:"arrayPath,omitempty" yaml:"arrayPath,omitempty"`
+	// SummaryFields are the projection paths of a summary; empty means
+	// automatic selection.
+	SummaryFields []string `json:"summaryFields,omitempty" yaml:"summaryFields,omitempty"`
+	// DetailsEndpoint is the drill-down template, e.g. "/api/v1/bookings/{id}";
+	// empty means the request path.
+	DetailsEndpoint string `json:"detailsEndpoint,omitempty" yaml:"detailsEndpoint,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration string
+// ("10m", "1.5s") in JSON and YAML; JSON numbers are read as seconds.
+type Duration time.Duration
+
+// MarshalText writes d as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("ctxfit: duration %q: want a Go duration such as \"10m\" or \"30s\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// UnmarshalJSON reads a duration string, or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err == nil {
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("ctxfit: duration %s: want a string such as \"10m\" or a number of seconds", b)
+	}
+	return d.UnmarshalText([]byte(s))
+}
+
+var validate = validator.New(validator.WithRequiredStructEnabled())
+
+// Validate reports every invalid field of c, naming the field and the rule,
+// for example `ctxfit: config: hardCap 100 must be >= threshold 4000`.
+func (c Config) Validate() error {
+	var msgs []string
+	if err := validate.Struct(c); err != nil {
+		var verrs validator.ValidationErrors
+		if !errors.As(err, &verrs) {
+			return fmt.Errorf("ctxfit: config: %w", err)
+		}
+		for _, fe := range verrs {
+			msgs = append(msgs, fieldMessage(fe))
+		}
+	}
+	if c.HardCap != 0 && c.HardCap < c.threshold() {
+		msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= threshold %d", c.HardCap, c.threshold()))
+	}
+	if c.PageSize > c.maxPageSize() {
+		msgs = append(msgs, fmt.Sprintf("pageSize %d must be <= maxPageSize %d", c.PageSize, c.maxPageSize()))
+	}
+	for i, e := range c.Endpoints {
+		th := cmp.Or(e.Threshold, c.threshold())
+		if e.HardCap != 0 && e.HardCap < th {
+			msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): hardCap %d must be >= threshold %d", i, e.Match, e.HardCap, th))
+		}
+		for j := range i {
+			if c.Endpoints[j].Match == e.Match {
+				msgs = append(msgs, fmt.Sprintf("endpoints[%d]: match %q repeats endpoints[%d]", i, e.Match, j))
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("ctxfit: config: %s", strings.Join(msgs, "; "))
+}
+
+func (c Config) threshold() int   { return cmp.Or(c.Threshold, DefaultThreshold) }
+func (c Config) maxPageSize() int { return cmp.Or(c.MaxPageSize, DefaultMaxPageSize) }
+
+// fieldMessage turns a validator error into "<jsonName> <value> must be ...".
+func fieldMessage(fe validator.FieldError) string {
+	name := fe.Namespace()
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[i+1:] // drop "Config."
+	}
+	name = jsonName(name)
+	switch fe.Tag() {
+	case "gte":
+		return fmt.Sprintf("%s %v must be >= %s", name, fe.Value(), fe.Param())
+	case "lte":
+		return fmt.Sprintf("%s %v must be <= %s", name, fe.Value(), fe.Param())
+	case "min":
+		return fmt.Sprintf("%s must be at least %s bytes long (use a random secret of 32 bytes or more)", name, fe.Param())
+	case "oneof":
+		return fmt.Sprintf("%s %q must be one of: %s", name, fe.Value(), fe.Param())
+	case "required":
+		return fmt.Sprintf("%s is required", name)
+	default:
+		return fmt.Sprintf("%s fails rule %q", name, fe.Tag())
+	}
+}
+
+// jsonName lower-cases the first letter of each path element:
+// "Endpoints[0].HardCap" -> "endpoints[0].hardCap".
+func jsonName(path string) string {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		if p != "" {
+			parts[i] = strings.ToLower(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, ".")
+}

@@ -1,0 +1,278 @@
+package ctxfit
+
+import (
+	"cmp"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/pagination"
+	"github.com/ctxfit/ctxfit/store"
+	"github.com/ctxfit/ctxfit/summary"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// Options configure a [Guard]. The zero value (or a nil *Options) gives the
+// defaults: the default [Config], the exact o200k_base counter, an in-memory
+// store, no telemetry sink, slog.Default and time.Now.
+type Options struct {
+	// Config holds the serializable settings. The zero Config means the
+	// defaults; [New] validates it.
+	Config Config
+	// Counter counts tokens. Nil means budget.Exact(Config.Encoding). With
+	// an inexact counter such as budget.Estimator, a sample of responses
+	// (Config.EstimateSample) is also counted exactly and the estimator's
+	// error recorded.
+	Counter budget.Counter
+	// Store keeps snapshots in store mode. Nil means a [store.Memory]
+	// bounded by Config.StoreMaxBytes and Config.StoreMaxItems, which the
+	// Guard closes in [Guard.Close]; a Store passed here is not closed.
+	Store store.Store
+	// Sink receives a [telemetry.Record] per response. Nil means none. The
+	// Guard calls it off the request path (through [telemetry.Async]), so a
+	// slow or failing sink never delays or fails a response.
+	Sink telemetry.Sink
+	// Logger logs warnings (for example a missing secret) and reloads. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of cursors and telemetry. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Guard is ctxfit's transport-neutral engine: it measures a response and,
+// when it is over budget, shapes it (pagination, summary, chunking, or a
+// last-resort cut), and serves the continuations its cursors lead to.
+//
+// A Guard is safe for concurrent use. Its settings can be replaced while it
+// serves ([Guard.Reload]); requests in flight finish on the settings they
+// started with. The zero value is not usable; create one with [New] and
+// release it with [Guard.Close].
+type Guard struct {
+	cur      atomic.Pointer[engine]
+	store    store.Store
+	ownStore bool
+	sink     *telemetry.Async
+	logger   *slog.Logger
+	now      func() time.Time
+	counter  budget.Counter // from Options; nil means exact per Config.Encoding
+	randKey  []byte         // per-process key used when Config.Secret is empty
+	sampler  *telemetry.Sampler
+}
+
+// New returns a Guard configured by opts (copied; nil means the defaults).
+// It fails when the Config is invalid, with an error that names each field
+// and rule.
+func New(opts *Options) (*Guard, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	g := &Guard{
+		store:   o.Store,
+		logger:  cmp.Or(o.Logger, slog.Default()),
+		now:     o.Now,
+		counter: o.Counter,
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	e, err := g.compile(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	if g.store == nil {
+		g.store = store.NewMemory(&store.MemoryOptions{MaxBytes: e.cfg.StoreMaxBytes, MaxItems: e.cfg.StoreMaxItems, Now: g.now})
+		g.ownStore = true
+	}
+	if o.Sink != nil {
+		g.sink = telemetry.NewAsync(o.Sink, nil)
+	}
+	if _, exact := e.counter.(*budget.ExactCounter); !exact {
+		g.sampler = telemetry.NewSampler(e.cfg.EstimateSample, nil)
+	}
+	g.cur.Store(e)
+	return g, nil
+}
+
+// Reload replaces the Guard's settings with c. New requests use them at
+// once; requests in flight finish on the old ones. An invalid c is refused
+// with the same error as [New], and the old settings stay. The store and the
+// sink are not changed by a reload.
+func (g *Guard) Reload(c Config) error {
+	e, err := g.compile(c)
+	if err != nil {
+		return err
+	}
+	g.cur.Store(e)
+	return nil
+}
+
+// Config returns the settings in force, with defaults filled in.
+func (g *Guard) Config() Config { return g.cur.Load().cfg }
+
+// Close flushes telemetry and closes the store the Guard created. It does
+// not close a Store or Sink passed in [Options].
+func (g *Guard) Close() error {
+	var errs []error
+	if g.sink != nil {
+		ctx, cancel := contextWithTimeout(5 * time.Second)
+		errs = append(errs, g.sink.Close(ctx))
+		cancel()
+	}
+	if g.ownStore {
+		errs = append(errs, g.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// engine is one compiled, immutable set of settings.
+type engine struct {
+	cfg       Config // defaults filled in
+	counter   budget.Counter
+	codec     *cursor.Codec
+	base      *rules
+	endpoints map[string]*rules
+}
+
+// rules are the resolved settings of one endpoint.
+type rules struct {
+	disabled, compare               bool
+	pagination, summarize, chunking bool
+	budget                          budget.Budget
+	chunkTokens                     int
+	pageSize, maxPageSize           int
+	arrayPath                       string
+	shape                           summary.Shape
+	pager                           *pagination.Pager
+	summarizer                      *summary.Summarizer
+	chunker                         *chunk.Chunker
+}
+
+func (e *engine) rulesFor(endpoint string) *rules {
+	if r, ok := e.endpoints[endpoint]; ok {
+		return r
+	}
+	return e.base
+}
+
+// resolved returns c with every zero field set to its default.
+func resolved(c Config) Config {
+	c.Threshold = cmp.Or(c.Threshold, DefaultThreshold)
+	c.HardCap = cmp.Or(c.HardCap, max(DefaultHardCap, c.Threshold))
+	c.PageSize = cmp.Or(c.PageSize, DefaultPageSize)
+	c.MaxPageSize = cmp.Or(c.MaxPageSize, DefaultMaxPageSize)
+	c.ChunkTokens = cmp.Or(c.ChunkTokens, DefaultChunkTokens)
+	c.Encoding = cmp.Or(c.Encoding, budget.O200KBase)
+	c.CursorTTL = cmp.Or(c.CursorTTL, Duration(DefaultCursorTTL))
+	c.Mode = cmp.Or(c.Mode, ModeStore)
+	c.ShapeTimeout = cmp.Or(c.ShapeTimeout, Duration(DefaultShapeTimeout))
+	c.MaxBufferBytes = cmp.Or(c.MaxBufferBytes, DefaultMaxBufferBytes)
+	c.StoreMaxBytes = cmp.Or(c.StoreMaxBytes, DefaultStoreMaxBytes)
+	c.StoreMaxItems = cmp.Or(c.StoreMaxItems, DefaultStoreMaxItems)
+	c.EstimateSample = cmp.Or(c.EstimateSample, 0.01)
+	c.Params.Cursor = cmp.Or(c.Params.Cursor, "cursor")
+	c.Params.Limit = cmp.Or(c.Params.Limit, "limit")
+	c.Params.Fields = cmp.Or(c.Params.Fields, "fields")
+	c.Params.StartLine = cmp.Or(c.Params.StartLine, "startLine")
+	c.Params.EndLine = cmp.Or(c.Params.EndLine, "endLine")
+	return c
+}
+
+// Modes of [Config.Mode].
+const (
+	ModeStore  = "store"
+	ModeReplay = "replay"
+)
+
+func (g *Guard) compile(c Config) (*engine, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c = resolved(c)
+	counter := g.counter
+	if counter == nil {
+		ec, err := budget.Exact(c.Encoding)
+		if err != nil {
+			return nil, fmt.Errorf("ctxfit: %w", err)
+		}
+		counter = ec
+	}
+	secrets := make([][]byte, 0, 1+len(c.PreviousSecrets))
+	if c.Secret == "" {
+		if g.randKey == nil {
+			g.randKey = make([]byte, 32)
+			if _, err := rand.Read(g.randKey); err != nil {
+				return nil, fmt.Errorf("ctxfit: generating a cursor key: %w", err)
+			}
+			g.logger.Warn("ctxfit: no cursor secret configured (CTXFIT_SECRET); using a random per-process key: cursors will not survive a restart or work across instances")
+		}
+		secrets = append(secrets, g.randKey)
+	} else {
+		secrets = append(secrets, []byte(c.Secret))
+	}
+	for _, s := range c.PreviousSecrets {
+		secrets = append(secrets, []byte(s))
+	}
+	codec, err := cursor.NewCodec(secrets, &cursor.Options{TTL: time.Duration(c.CursorTTL), Now: g.now})
+	if err != nil {
+		return nil, fmt.Errorf("ctxfit: %w", err)
+	}
+	e := &engine{cfg: c, counter: counter, codec: codec, endpoints: make(map[string]*rules, len(c.Endpoints))}
+	if e.base, err = e.rules(Endpoint{}); err != nil {
+		return nil, err
+	}
+	for _, ep := range c.Endpoints {
+		r, err := e.rules(ep)
+		if err != nil {
+			return nil, fmt.Errorf("ctxfit: endpoint %q: %w", ep.Match, err)
+		}
+		e.endpoints[ep.Match] = r
+	}
+	return e, nil
+}
+
+func (e *engine) rules(ep Endpoint) (*rules, error) {
+	c := e.cfg
+	th := cmp.Or(ep.Threshold, c.Threshold)
+	r := &rules{
+		disabled:    ep.Disabled,
+		compare:     ep.Compare,
+		pagination:  on(ep.Pagination),
+		summarize:   on(ep.Summary),
+		chunking:    on(ep.Chunking),
+		budget:      budget.Budget{Threshold: th, HardCap: cmp.Or(ep.HardCap, max(c.HardCap, th))},
+		chunkTokens: cmp.Or(ep.ChunkTokens, c.ChunkTokens),
+		pageSize:    cmp.Or(ep.PageSize, c.PageSize),
+		maxPageSize: cmp.Or(ep.MaxPageSize, c.MaxPageSize),
+		arrayPath:   ep.ArrayPath,
+		shape:       summary.Shape{Endpoint: ep.DetailsEndpoint, Fields: ep.SummaryFields},
+	}
+	// A chunk and its envelope must fit under the hard cap.
+	r.chunkTokens = min(r.chunkTokens, max(r.budget.HardCap-chunkEnvelopeTokens, chunk.MinMaxTokens))
+	var err error
+	if r.pager, err = pagination.NewPager(e.codec, &pagination.Options{
+		Counter: e.counter, Budget: r.budget,
+		DefaultLimit: r.pageSize, MaxLimit: r.maxPageSize,
+	}); err != nil {
+		return nil, err
+	}
+	if r.summarizer, err = summary.New(&summary.Options{Counter: e.counter, Budget: r.budget}); err != nil {
+		return nil, err
+	}
+	if r.chunker, err = chunk.NewChunker(e.codec, &chunk.Options{Counter: e.counter, MaxTokens: r.chunkTokens}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// chunkEnvelopeTokens is what a ContentChunk's fields, cursor and budget
+// metadata add to its content, with room to spare.
+const chunkEnvelopeTokens = 400
+
+func on(b *bool) bool { return b == nil || *b }

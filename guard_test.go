@@ -1,0 +1,360 @@
+package ctxfit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+const secret = "0123456789abcdef0123456789abcdef"
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newGuard(t *testing.T, cfg ctxfit.Config) (*ctxfit.Guard, *clock) {
+	t.Helper()
+	if cfg.Secret == "" {
+		cfg.Secret = secret
+	}
+	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Now: clk.now})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	return g, clk
+}
+
+func serve(body []byte, ct string) ctxfit.Fetch {
+	return func(context.Context) (ctxfit.Response, error) {
+		return ctxfit.Response{Body: body, ContentType: ct}, nil
+	}
+}
+
+var exact = func() budget.Counter {
+	c, err := budget.Exact("")
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// follow requests the first response and every continuation, returning the
+// bodies. It fails the test if any body is over the hard cap by exact count.
+func follow(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, fetch ctxfit.Fetch) []ctxfit.Result {
+	t.Helper()
+	var out []ctxfit.Result
+	for range 10000 {
+		res, err := g.Handle(context.Background(), req, fetch)
+		require.NoError(t, err)
+		require.LessOrEqual(t, exact.Count(string(res.Body)), g.Config().HardCap, "nothing over budget")
+		out = append(out, res)
+		if res.Next == "" {
+			return out
+		}
+		req.Cursor = res.Next
+	}
+	t.Fatal("too many continuations")
+	return nil
+}
+
+func TestAResponseUnderTheThresholdPassesThroughByteForByte(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	body := []byte(`{"id": 1,   "name": "small"}`)
+	res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "GET /x"}, serve(body, "application/json"))
+	require.NoError(t, err)
+	assert.Equal(t, body, res.Body)
+	assert.False(t, res.Shaped)
+	assert.Equal(t, telemetry.StrategyPassthrough, res.Strategy)
+}
+
+func TestAListIsPagedAndEveryItemComesBackOnce(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			g, _ := newGuard(t, ctxfit.Config{Mode: mode})
+			items := corpus.Items(500)
+			body, err := json.Marshal(items)
+			require.NoError(t, err)
+			calls := 0
+			fetch := func(context.Context) (ctxfit.Response, error) {
+				calls++
+				return ctxfit.Response{Body: body, ContentType: "application/json"}, nil
+			}
+			results := follow(t, g, ctxfit.Request{Endpoint: "GET /api/v1/bookings", Limit: 200}, fetch)
+			var got []corpus.Item
+			for _, res := range results {
+				assert.Equal(t, telemetry.StrategyPagination, res.Strategy)
+				var page struct {
+					Items []corpus.Item `json:"items"`
+					Meta  struct {
+						TotalCount      int `json:"totalCount"`
+						EstimatedTokens int `json:"estimatedTokens"`
+					} `json:"meta"`
+				}
+				require.NoError(t, json.Unmarshal(res.Body, &page))
+				assert.Equal(t, 500, page.Meta.TotalCount)
+				assert.Positive(t, page.Meta.EstimatedTokens, "budget metadata is added")
+				assert.LessOrEqual(t, exact.Count(string(res.Body)), 4100)
+				got = append(got, page.Items...)
+			}
+			assert.Equal(t, items, got)
+			assert.Greater(t, len(results), 5)
+			if mode == ctxfit.ModeStore {
+				assert.Equal(t, 1, calls, "store mode serves continuations from the store")
+			} else {
+				assert.Equal(t, len(results), calls, "replay mode runs the handler again")
+			}
+		})
+	}
+}
+
+func TestAnObjectKeepsItsFieldsAndGainsACursorBesideThePagedArray(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	items, _ := json.Marshal(corpus.Items(300))
+	body := []byte(`{"status":"ok","data":{"kind":"bookings","items":` + string(items) + `},"generatedAt":"2026-11-21"}`)
+	results := follow(t, g, ctxfit.Request{Endpoint: "GET /wrapped", Limit: 200}, serve(body, "application/json"))
+	require.Greater(t, len(results), 1)
+	var all []json.RawMessage
+	for _, res := range results {
+		var v struct {
+			Status string `json:"status"`
+			Data   struct {
+				Kind       string            `json:"kind"`
+				Items      []json.RawMessage `json:"items"`
+				NextCursor *string           `json:"nextCursor"`
+				Meta       struct {
+					HasMore bool `json:"hasMore"`
+				} `json:"meta"`
+			} `json:"data"`
+			GeneratedAt string `json:"generatedAt"`
+		}
+		require.NoError(t, json.Unmarshal(res.Body, &v))
+		assert.Equal(t, "ok", v.Status)
+		assert.Equal(t, "bookings", v.Data.Kind)
+		assert.Equal(t, "2026-11-21", v.GeneratedAt)
+		assert.Equal(t, v.Data.Meta.HasMore, v.Data.NextCursor != nil)
+		all = append(all, v.Data.Items...)
+	}
+	var want []json.RawMessage
+	require.NoError(t, json.Unmarshal(items, &want))
+	assert.Equal(t, want, all)
+}
+
+func TestALargeObjectIsSummarizedAndTheDrillDownReturnsItWhole(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{Threshold: 2000})
+	full, _ := json.Marshal(corpus.Booking())
+	req := ctxfit.Request{Endpoint: "GET /api/v1/bookings/{id}", Path: "/api/v1/bookings/BK12345"}
+	res, err := g.Handle(context.Background(), req, serve(full, "application/json"))
+	require.NoError(t, err)
+	assert.Equal(t, telemetry.StrategySummary, res.Strategy)
+	assert.Less(t, res.Record.TokensAfter, res.Record.TokensBefore*3/10, "at least 70% fewer tokens")
+	assert.Contains(t, string(res.Body), `"endpoint":"/api/v1/bookings/BK12345"`)
+	assert.Contains(t, res.Summary, "fields=")
+
+	req.Fields = "all"
+	res, err = g.Handle(context.Background(), req, serve(full, "application/json"))
+	require.NoError(t, err)
+	assert.Equal(t, full, res.Body, "fields=all returns the full object")
+
+	req.Fields = "nosuchfield"
+	_, err = g.Handle(context.Background(), req, serve(full, "application/json"))
+	require.Error(t, err)
+	assert.Equal(t, 400, ctxfit.ProblemOf(err, ctxfit.Params{}).Status)
+}
+
+func TestTextIsChunkedAndTheChunksGiveItBackByteForByte(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	log := corpus.Log(3000)
+	results := follow(t, g, ctxfit.Request{Endpoint: "GET /logs/{name}"}, serve([]byte(log), "text/plain; charset=utf-8"))
+	var got strings.Builder
+	for _, res := range results {
+		assert.Equal(t, telemetry.StrategyChunking, res.Strategy)
+		var ch struct {
+			Content string `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal(res.Body, &ch))
+		got.WriteString(ch.Content)
+	}
+	assert.Equal(t, log, got.String())
+	assert.Greater(t, len(results), 10)
+}
+
+func TestAGiantItemIsCutByBytesAndNothingIsLost(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{Threshold: 500, HardCap: 1000})
+	big := strings.Repeat("x<\"\n\u2028é", 3000)
+	body, _ := json.Marshal([]map[string]string{{"blob": big}})
+	results := follow(t, g, ctxfit.Request{Endpoint: "GET /blob"}, serve(body, "application/json"))
+	var got strings.Builder
+	for _, res := range results {
+		assert.Equal(t, telemetry.StrategyCut, res.Strategy)
+		var ch struct {
+			Content string `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal(res.Body, &ch))
+		got.WriteString(ch.Content)
+	}
+	assert.Equal(t, string(body), got.String())
+}
+
+func TestBadCursorsAreRejectedWithAProblemThatSaysWhatToDo(t *testing.T) {
+	g, clk := newGuard(t, ctxfit.Config{})
+	body, _ := json.Marshal(corpus.Items(300))
+	req := ctxfit.Request{Endpoint: "GET /api/v1/bookings", Limit: 200}
+	first, err := g.Handle(context.Background(), req, serve(body, "application/json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, first.Next)
+
+	tampered := []byte(first.Next)
+	tampered[10] ^= 1
+	tests := []struct {
+		name     string
+		mutate   func(r *ctxfit.Request)
+		wantCode string
+		wantErr  error
+	}{
+		{"a tampered cursor is invalid", func(r *ctxfit.Request) { r.Cursor = string(tampered) }, "cursor_invalid", cursor.ErrInvalid},
+		{"garbage is malformed", func(r *ctxfit.Request) { r.Cursor = "%%%" }, "cursor_invalid", cursor.ErrMalformed},
+		{"another endpoint is a mismatch", func(r *ctxfit.Request) { r.Cursor = first.Next; r.Endpoint = "GET /other" }, "cursor_mismatch", cursor.ErrMismatch},
+		{"other filters are a mismatch", func(r *ctxfit.Request) { r.Cursor = first.Next; r.Filters = json.RawMessage(`{"status":"x"}`) }, "cursor_mismatch", cursor.ErrMismatch},
+		{"a limit over the maximum is invalid", func(r *ctxfit.Request) { r.Cursor = first.Next; r.Limit = 500 }, "limit_invalid", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := req
+			tt.mutate(&r)
+			_, err := g.Handle(context.Background(), r, serve(body, "application/json"))
+			require.Error(t, err)
+			if tt.wantErr != nil {
+				assert.ErrorIs(t, err, tt.wantErr)
+			}
+			p := ctxfit.ProblemOf(err, ctxfit.Params{})
+			assert.Equal(t, 400, p.Status)
+			assert.Equal(t, tt.wantCode, p.Code)
+			assert.NotEmpty(t, p.Suggestion)
+		})
+	}
+	t.Run("an expired cursor says to request the first page again", func(t *testing.T) {
+		clk.t = clk.t.Add(11 * time.Minute)
+		r := req
+		r.Cursor = first.Next
+		_, err := g.Handle(context.Background(), r, serve(body, "application/json"))
+		require.ErrorIs(t, err, cursor.ErrExpired)
+		p := ctxfit.ProblemOf(err, ctxfit.Params{})
+		assert.Equal(t, "cursor_expired", p.Code)
+		assert.Contains(t, p.Suggestion, "first page again")
+	})
+}
+
+func TestReplayModeRejectsCursorsWhenTheDataChanged(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{Mode: ctxfit.ModeReplay})
+	body, _ := json.Marshal(corpus.Items(300))
+	req := ctxfit.Request{Endpoint: "GET /api/v1/bookings", Limit: 200}
+	first, err := g.Handle(context.Background(), req, serve(body, "application/json"))
+	require.NoError(t, err)
+	req.Cursor = first.Next
+	changed := bytes.Replace(body, []byte("BK00001"), []byte("BK99999"), 1)
+	_, err = g.Handle(context.Background(), req, serve(changed, "application/json"))
+	require.ErrorIs(t, err, ctxfit.ErrDataChanged)
+	assert.Equal(t, "cursor_stale", ctxfit.ProblemOf(err, ctxfit.Params{}).Code)
+}
+
+func TestReloadChangesTheSettingsOfNewRequests(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	body, _ := json.Marshal(corpus.Items(30))
+	res, err := g.Handle(context.Background(), ctxfit.Request{}, serve(body, "application/json"))
+	require.NoError(t, err)
+	require.False(t, res.Shaped)
+
+	require.NoError(t, g.Reload(ctxfit.Config{Secret: secret, Threshold: 500}))
+	res, err = g.Handle(context.Background(), ctxfit.Request{}, serve(body, "application/json"))
+	require.NoError(t, err)
+	assert.True(t, res.Shaped)
+
+	err = g.Reload(ctxfit.Config{Threshold: 500, HardCap: 10})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "hardCap 10 must be >= threshold 500")
+	assert.Equal(t, 500, g.Config().Threshold, "an invalid reload keeps the old settings")
+}
+
+func TestHandlerErrorsAreReturnedUnchanged(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	boom := errors.New("boom")
+	_, err := g.Handle(context.Background(), ctxfit.Request{}, func(context.Context) (ctxfit.Response, error) {
+		return ctxfit.Response{}, boom
+	})
+	assert.Same(t, boom, err)
+}
+
+// TestNothingOverBudgetNothingLost is the property test of the two promises
+// over random lists, objects and texts and random budgets.
+func TestNothingOverBudgetNothingLost(t *testing.T) {
+	for seed := range uint64(12) {
+		r := rand.New(rand.NewPCG(seed, 99))
+		threshold := 200 + r.IntN(3000)
+		cfg := ctxfit.Config{Threshold: threshold, HardCap: threshold + r.IntN(2000), ChunkTokens: 100 + r.IntN(1500)}
+		if seed%3 == 0 {
+			cfg.Mode = ctxfit.ModeReplay
+		}
+		g, _ := newGuard(t, cfg)
+		t.Run(fmt.Sprintf("seed %d threshold %d", seed, threshold), func(t *testing.T) {
+			switch seed % 3 {
+			case 0, 1:
+				n := r.IntN(400)
+				items := make([]map[string]any, n)
+				for i := range items {
+					items[i] = map[string]any{"i": i, "text": strings.Repeat("word ", r.IntN(200))}
+				}
+				body, _ := json.Marshal(items)
+				var got []map[string]any
+				for _, res := range follow(t, g, ctxfit.Request{Endpoint: "list", Limit: 1 + r.IntN(200)}, serve(body, "application/json")) {
+					if res.Strategy == telemetry.StrategyPassthrough {
+						require.NoError(t, json.Unmarshal(res.Body, &got))
+						continue
+					}
+					require.Equal(t, telemetry.StrategyPagination, res.Strategy)
+					var page struct {
+						Items []map[string]any `json:"items"`
+					}
+					require.NoError(t, json.Unmarshal(res.Body, &page))
+					got = append(got, page.Items...)
+				}
+				want := []map[string]any{}
+				require.NoError(t, json.Unmarshal(body, &want))
+				if len(want) == 0 {
+					assert.Empty(t, got)
+				} else {
+					assert.Equal(t, want, got)
+				}
+			case 2:
+				text := corpus.Prose(r.IntN(100000))
+				var got strings.Builder
+				for _, res := range follow(t, g, ctxfit.Request{Endpoint: "text"}, serve([]byte(text), "text/plain")) {
+					if res.Strategy == telemetry.StrategyPassthrough {
+						got.Write(res.Body)
+						continue
+					}
+					var ch struct {
+						Content string `json:"content"`
+					}
+					require.NoError(t, json.Unmarshal(res.Body, &ch))
+					got.WriteString(ch.Content)
+				}
+				assert.Equal(t, text, got.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package ctxfit
+
+import (
+	"errors"
+
+	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/pagination"
+	"github.com/ctxfit/ctxfit/store"
+	"github.com/ctxfit/ctxfit/summary"
+)
+
+// Errors of the Guard, beside those of the packages it uses. Test with
+// errors.Is.
+var (
+	// ErrSnapshotGone: the data a cursor leads to is no longer kept (it
+	// expired or was evicted from the store).
+	ErrSnapshotGone = errors.New("ctxfit: the data this cursor leads to is no longer available; request the first page again without a cursor")
+	// ErrDataChanged: in replay mode, the data changed since the cursor was
+	// issued.
+	ErrDataChanged = errors.New("ctxfit: the data changed since this cursor was issued; request the first page again without a cursor")
+	// ErrStoreUnavailable: the snapshot store cannot be reached.
+	ErrStoreUnavailable = errors.New("ctxfit: the snapshot store is unavailable; retry the request in a few seconds")
+	// ErrBadRequest: a ctxfit parameter is malformed (for example a limit
+	// that is not a number).
+	ErrBadRequest = errors.New("ctxfit: bad request parameter")
+)
+
+// Problem describes an error for a client, in the shape of RFC 9457
+// problem details plus the fields an LLM needs to recover: the parameter at
+// fault, what was expected, and a suggestion.
+type Problem struct {
+	// Status is the HTTP status: 400 for bad input, 503 when the store is
+	// unavailable, 500 for anything else (which the Guard never returns for
+	// bad input).
+	Status int `json:"status"`
+	// Code is a stable machine-readable code, e.g. "cursor_expired".
+	Code string `json:"code"`
+	// Title is a short summary of the kind of problem.
+	Title string `json:"title"`
+	// Detail is the error message.
+	Detail string `json:"detail"`
+	// Parameter names the request parameter at fault, if any.
+	Parameter string `json:"parameter,omitempty"`
+	// Expected says what the parameter should hold.
+	Expected string `json:"expected,omitempty"`
+	// Suggestion says what to do next.
+	Suggestion string `json:"suggestion"`
+	// RetryAfter is the number of seconds to wait before retrying (503).
+	RetryAfter int `json:"retryAfter,omitempty"`
+}
+
+// ProblemOf maps an error returned by the Guard to a [Problem]. It is the
+// one place where errors become HTTP statuses and client messages; the MCP
+// adapters use it too. params names the request parameters as configured.
+func ProblemOf(err error, params Params) Problem {
+	p := resolved(Config{Params: params}).Params
+	var limitErr *pagination.LimitError
+	var lineErr *chunk.LineRangeError
+	switch {
+	case errors.Is(err, cursor.ErrExpired):
+		return Problem{Status: 400, Code: "cursor_expired", Title: "Cursor expired", Parameter: p.Cursor,
+			Expected:   "a cursor issued within its lifetime",
+			Suggestion: "Request the first page again without a cursor, then follow the new cursors promptly."}.with(err)
+	case errors.Is(err, cursor.ErrMismatch):
+		return Problem{Status: 400, Code: "cursor_mismatch", Title: "Cursor belongs to another request", Parameter: p.Cursor,
+			Expected:   "a cursor issued for this endpoint with the same filters and order",
+			Suggestion: "Repeat the request with the same endpoint, filters and order the cursor was issued for, or request the first page again without a cursor."}.with(err)
+	case errors.Is(err, cursor.ErrInvalid), errors.Is(err, cursor.ErrMalformed):
+		return Problem{Status: 400, Code: "cursor_invalid", Title: "Invalid cursor", Parameter: p.Cursor,
+			Expected:   "the nextCursor value of a previous response, unchanged",
+			Suggestion: "Pass the nextCursor value exactly as it was returned, or request the first page again without a cursor."}.with(err)
+	case errors.Is(err, ErrSnapshotGone), errors.Is(err, ErrDataChanged):
+		return Problem{Status: 400, Code: "cursor_stale", Title: "Data behind the cursor is gone", Parameter: p.Cursor,
+			Suggestion: "Request the first page again without a cursor."}.with(err)
+	case errors.As(err, &limitErr), errors.Is(err, pagination.ErrInvalidLimit):
+		return Problem{Status: 400, Code: "limit_invalid", Title: "Invalid limit", Parameter: p.Limit,
+			Expected:   "an integer from 1 to the maximum page size (0 or absent means the default)",
+			Suggestion: "Ask for a smaller limit, or leave it out and follow nextCursor."}.with(err)
+	case errors.Is(err, summary.ErrUnknownField), errors.Is(err, summary.ErrUnknownPath), errors.Is(err, summary.ErrInvalidPath):
+		return Problem{Status: 400, Code: "fields_invalid", Title: "Unknown field", Parameter: p.Fields,
+			Expected:   `"all" or a comma-separated list of the object's top-level fields`,
+			Suggestion: "Use fields=all for the whole object, or name only fields listed in the error."}.with(err)
+	case errors.As(err, &lineErr), errors.Is(err, chunk.ErrLineRange):
+		return Problem{Status: 400, Code: "line_range_invalid", Title: "Invalid line range", Parameter: p.StartLine,
+			Expected:   "1 <= startLine <= endLine <= the number of lines",
+			Suggestion: "Ask for a line range inside the text, as the error says."}.with(err)
+	case errors.Is(err, ErrBadRequest):
+		return Problem{Status: 400, Code: "parameter_invalid", Title: "Invalid parameter",
+			Suggestion: "Fix the parameter as the error says and retry."}.with(err)
+	case errors.Is(err, ErrStoreUnavailable), errors.Is(err, store.ErrUnavailable):
+		return Problem{Status: 503, Code: "store_unavailable", Title: "Snapshot store unavailable",
+			Suggestion: "Retry the same request in a few seconds.", RetryAfter: 5}.with(err)
+	default:
+		return Problem{Status: 500, Code: "internal", Title: "Internal error",
+			Suggestion: "Retry the request; if it keeps failing, request the first page again without a cursor."}.with(err)
+	}
+}
+
+func (p Problem) with(err error) Problem {
+	p.Detail = err.Error()
+	return p
+}

@@ -1,0 +1,79 @@
+package ctxfit
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// Request is what the Guard needs to know of the request a response answers:
+// where it came from, what it is bound to, and its ctxfit parameters.
+// Adapters fill it from an HTTP request or an MCP tool call.
+//
+// The zero Request is a first request to an unnamed endpoint.
+type Request struct {
+	// RequestID correlates telemetry; "" means none.
+	RequestID string
+	// Endpoint is the route pattern ("GET /api/v1/bookings/{id}") or MCP
+	// tool name: it selects per-endpoint settings and is the scope cursors
+	// are bound to.
+	Endpoint string
+	// Path is the concrete path of the request ("/api/v1/bookings/BK1"),
+	// used for drill-down links when no template is configured.
+	Path string
+	// Subject binds cursors to a tenant, session or principal; "" for none.
+	Subject string
+	// Order and Filters are the query the response answers; cursors are
+	// bound to them, so a cursor used with other filters is rejected.
+	Order   string
+	Filters json.RawMessage
+	// Cursor continues a paged list or a chunked text; "" for a first request.
+	Cursor string
+	// Limit is the page size asked for; 0 means the default.
+	Limit int
+	// Fields asks for a drill-down: "all" for the whole object (no summary),
+	// or a comma-separated list of top-level sections.
+	Fields string
+	// StartLine and EndLine ask for a line range of a text (1-based,
+	// inclusive); 0 means unset.
+	StartLine, EndLine int
+}
+
+// Response is a handler's response as the Guard sees it.
+type Response struct {
+	// Body is the response body; the Guard does not modify it.
+	Body []byte
+	// ContentType is the media type ("application/json", "text/plain; charset=utf-8").
+	// Empty means sniffed: JSON when the body is valid JSON, else text when
+	// it is valid UTF-8.
+	ContentType string
+}
+
+// Result is what the Guard returns for one response.
+type Result struct {
+	// Body is what to send. For a pass-through it is the handler's body
+	// itself, byte for byte.
+	Body []byte
+	// ContentType is the media type of Body.
+	ContentType string
+	// Shaped reports whether Body differs from the handler's body.
+	Shaped bool
+	// Strategy is what was done: one of the telemetry Strategy constants.
+	Strategy string
+	// Next is the cursor that continues the response, "" when none; it is
+	// also inside Body. MCP adapters put it in the result's _meta.
+	Next string
+	// Summary is a one-line description of what Body holds and how to get
+	// more, for the text an MCP client shows the model, e.g. "Showing items
+	// 1-37 of 500 (3,912 tokens; budget 4,000). ...". "" for a pass-through.
+	Summary string
+	// Record is the telemetry record of the response (also sent to the
+	// Guard's sink).
+	Record telemetry.Record
+}
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
