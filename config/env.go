@@ -1,0 +1,241 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+// EnvVar describes one CTXFIT_* environment variable: the table behind
+// [FromEnv] and the README's configuration table.
+type EnvVar struct {
+	// Name is the variable, e.g. "CTXFIT_HARD_CAP".
+	Name string
+	// Field is the [ctxfit.Config] field the variable sets, e.g. "HardCap";
+	// empty for CTXFIT_CONFIG (the file's path) and CTXFIT_REDIS_URL
+	// (reserved).
+	Field string
+	// Key is the field's name in JSON and YAML files, e.g. "hardCap"; empty
+	// when Field is.
+	Key string
+	// Form is the expected form of the value, e.g. "integer".
+	Form string
+	// Default is the value used when neither the variable nor the file sets
+	// the field.
+	Default string
+	// Description says what the setting does.
+	Description string
+	// Secret marks a value that is never echoed in errors or logs.
+	Secret bool
+}
+
+// Environment variables that are not settings fields.
+const (
+	// EnvConfig names the variable holding the settings file's path.
+	EnvConfig = "CTXFIT_CONFIG"
+	// EnvRedisURL is reserved for the Redis store's address; it is accepted
+	// and ignored until the store exists.
+	EnvRedisURL = "CTXFIT_REDIS_URL"
+)
+
+// Forms of values, as EnvVar.Form reports them.
+const (
+	formInt      = "integer"
+	formFraction = "number from 0 to 1"
+	formDuration = "Go duration"
+	formString   = "string"
+	formList     = "comma-separated list"
+	formPath     = "file path"
+	formURL      = "URL"
+)
+
+var envVars = []EnvVar{
+	{Name: "CTXFIT_THRESHOLD", Field: "Threshold", Key: "threshold", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultThreshold),
+		Description: "Token count above which a response is shaped."},
+	{Name: "CTXFIT_HARD_CAP", Field: "HardCap", Key: "hardCap", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultHardCap) + " (or the threshold, if larger)",
+		Description: "Token count no shaped response exceeds; at least the threshold."},
+	{Name: "CTXFIT_PAGE_SIZE", Field: "PageSize", Key: "pageSize", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultPageSize),
+		Description: "Default page limit; at most the maximum page size."},
+	{Name: "CTXFIT_MAX_PAGE_SIZE", Field: "MaxPageSize", Key: "maxPageSize", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultMaxPageSize),
+		Description: "Largest page limit a client may ask for."},
+	{Name: "CTXFIT_CHUNK_TOKENS", Field: "ChunkTokens", Key: "chunkTokens", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultChunkTokens),
+		Description: "Token size of a text chunk."},
+	{Name: "CTXFIT_CURSOR_TTL", Field: "CursorTTL", Key: "cursorTTL", Form: formDuration,
+		Default:     shortDuration(ctxfit.DefaultCursorTTL),
+		Description: "How long a cursor stays valid."},
+	{Name: "CTXFIT_SECRET", Field: "Secret", Key: "secret", Form: formString,
+		Default: "random per process", Secret: true,
+		Description: "Key that signs cursors, at least 32 bytes; set it so cursors survive restarts and work across instances."},
+	{Name: "CTXFIT_PREVIOUS_SECRETS", Field: "PreviousSecrets", Key: "previousSecrets", Form: formList,
+		Default: "none", Secret: true,
+		Description: "Former secrets that still verify cursors after a rotation, each at least 32 bytes."},
+	{Name: "CTXFIT_ENCODING", Field: "Encoding", Key: "encoding", Form: formString,
+		Default:     "o200k_base",
+		Description: "Tokenizer: o200k_base or cl100k_base."},
+	{Name: "CTXFIT_MODE", Field: "Mode", Key: "mode", Form: formString,
+		Default:     "store",
+		Description: "How continuations find their data: store (kept for the cursor's lifetime) or replay (the handler runs again)."},
+	{Name: "CTXFIT_SHAPE_TIMEOUT", Field: "ShapeTimeout", Key: "shapeTimeout", Form: formDuration,
+		Default:     shortDuration(ctxfit.DefaultShapeTimeout),
+		Description: "Time allowed to count and shape one response; past it byte-based limits apply."},
+	{Name: "CTXFIT_MAX_BUFFER_BYTES", Field: "MaxBufferBytes", Key: "maxBufferBytes", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultMaxBufferBytes) + " (8 MiB)",
+		Description: "Largest HTTP response buffered for shaping; larger ones pass through."},
+	{Name: "CTXFIT_STORE_MAX_BYTES", Field: "StoreMaxBytes", Key: "storeMaxBytes", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultStoreMaxBytes) + " (64 MiB)",
+		Description: "Memory bound of the in-memory snapshot store."},
+	{Name: "CTXFIT_STORE_MAX_ITEMS", Field: "StoreMaxItems", Key: "storeMaxItems", Form: formInt,
+		Default:     strconv.Itoa(ctxfit.DefaultStoreMaxItems),
+		Description: "Item bound of the in-memory snapshot store."},
+	{Name: "CTXFIT_ESTIMATE_SAMPLE", Field: "EstimateSample", Key: "estimateSample", Form: formFraction,
+		Default:     "0.01",
+		Description: "Fraction of estimated responses also counted exactly, to record the estimator's error."},
+	{Name: EnvConfig, Form: formPath,
+		Default:     "none",
+		Description: "JSON or YAML settings file read by Load and Watch; variables override it."},
+	{Name: EnvRedisURL, Form: formURL,
+		Default: "none", Secret: true,
+		Description: "Reserved for the Redis snapshot store; accepted and ignored for now."},
+}
+
+// shortDuration writes d without zero trailing units: "10m", not "10m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// EnvVars returns the CTXFIT_* environment variables in README order. The
+// slice is a copy; changing it changes nothing.
+func EnvVars() []EnvVar { return slices.Clone(envVars) }
+
+// EnvMarkdown renders [EnvVars] as the README's Markdown configuration table.
+func EnvMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| Variable | File key | Form | Default | Description |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, v := range envVars {
+		key := "—"
+		if v.Key != "" {
+			key = "`" + v.Key + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", v.Name, key, v.Form, v.Default, v.Description)
+	}
+	return b.String()
+}
+
+// FromEnv returns base with the settings that CTXFIT_* variables set laid
+// over it, validated. getenv looks a variable up (nil means [os.Getenv]); an
+// empty value leaves the setting as base has it. Spaces around a value, and
+// around each entry of CTXFIT_PREVIOUS_SECRETS, are removed.
+//
+// Every malformed variable is reported, joined in one error that names the
+// variable, the value (except for secrets) and the expected form.
+// CTXFIT_CONFIG is not read here; [Load] reads it.
+func FromEnv(base ctxfit.Config, getenv func(string) string) (ctxfit.Config, error) {
+	c, set, err := overlayEnv(base, getenv)
+	if err != nil {
+		return base, err
+	}
+	if err := c.Validate(); err != nil {
+		src := "the base settings"
+		if len(set) > 0 {
+			src = strings.Join(set, ", ")
+		}
+		return base, &invalidError{source: src, err: err}
+	}
+	return c, nil
+}
+
+// overlayEnv applies the variables to c without validating; set lists the
+// variables that were applied.
+func overlayEnv(c ctxfit.Config, getenv func(string) string) (_ ctxfit.Config, set []string, _ error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c = clone(c)
+	var errs []error
+	rv := reflect.ValueOf(&c).Elem()
+	for _, v := range envVars {
+		raw := getenv(v.Name)
+		if v.Field == "" || raw == "" {
+			continue
+		}
+		if err := setField(rv.FieldByName(v.Field), v, raw); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		set = append(set, v.Name)
+	}
+	if len(errs) > 0 {
+		return c, nil, errors.Join(errs...)
+	}
+	return c, set, nil
+}
+
+var durationType = reflect.TypeFor[ctxfit.Duration]()
+
+// setField parses raw into f, which has the type of v's field.
+func setField(f reflect.Value, v EnvVar, raw string) error {
+	s := strings.TrimSpace(raw)
+	bad := func(want string) error {
+		if v.Secret {
+			return fmt.Errorf("config: %s (value not shown) is malformed: want %s", v.Name, want)
+		}
+		return fmt.Errorf("config: %s=%q is malformed: want %s", v.Name, raw, want)
+	}
+	switch {
+	case f.Type() == durationType:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return bad(`a Go duration such as "10m", "30s" or "1h30m"`)
+		}
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.String:
+		f.SetString(s)
+	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, f.Type().Bits())
+		if err != nil {
+			return bad("a whole number such as " + strings.Fields(v.Default)[0])
+		}
+		f.SetInt(n)
+	case f.Kind() == reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return bad("a number from 0 to 1 such as " + v.Default)
+		}
+		f.SetFloat(x)
+	case f.Type() == reflect.TypeFor[[]string]():
+		parts := strings.Split(s, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+			if parts[i] == "" {
+				return bad(fmt.Sprintf("comma-separated values without empty entries (entry %d of %d is empty)", i+1, len(parts)))
+			}
+		}
+		f.Set(reflect.ValueOf(parts))
+	default:
+		// Unreachable while TestEnvVars passes: every field in the table
+		// has one of the types above.
+		panic(fmt.Sprintf("config: no parser for %s of type %s", v.Name, f.Type()))
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package config
+
+import (
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+// Load returns the settings from every source, validated once after merging:
+// the defaults, then the file at path (or, when path is empty, at
+// CTXFIT_CONFIG; with neither there is no file), then the CTXFIT_* variables,
+// which win. getenv looks a variable up; nil means [os.Getenv].
+//
+// A path argument wins over CTXFIT_CONFIG, as a command-line flag usually
+// does over the environment.
+func Load(path string, getenv func(string) string) (ctxfit.Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if path == "" {
+		path = strings.TrimSpace(getenv(EnvConfig))
+	}
+	var (
+		c       ctxfit.Config
+		sources []string
+	)
+	if path != "" {
+		var err error
+		if c, err = readFile(path); err != nil {
+			return ctxfit.Config{}, err
+		}
+		sources = append(sources, path)
+	}
+	c, set, err := overlayEnv(c, getenv)
+	if err != nil {
+		return ctxfit.Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		sources = append(sources, set...)
+		src := "the defaults"
+		if len(sources) > 0 {
+			src = strings.Join(sources, ", ")
+		}
+		return ctxfit.Config{}, &invalidError{source: src, err: err}
+	}
+	return c, nil
+}
+
+// invalidError is a Config that failed Validate, with where it came from.
+type invalidError struct {
+	source string // a file, a list of variables, or both
+	err    error  // from ctxfit.Config.Validate
+}
+
+func (e *invalidError) Error() string {
+	return "config: invalid settings from " + e.source + ": " +
+		strings.TrimPrefix(e.err.Error(), "ctxfit: config: ")
+}
+
+func (e *invalidError) Unwrap() error { return e.err }
+
+// redacted replaces secrets in logs.
+const redacted = "[redacted]"
+
+// Redacted returns a copy of c fit for logs: a set Secret and every entry of
+// PreviousSecrets read "[redacted]", so a log still shows whether secrets are
+// set and how many. The copy does not validate; use it only for display.
+func Redacted(c ctxfit.Config) ctxfit.Config {
+	c = clone(c)
+	if c.Secret != "" {
+		c.Secret = redacted
+	}
+	for i := range c.PreviousSecrets {
+		c.PreviousSecrets[i] = redacted
+	}
+	return c
+}
+
+// clone returns a deep copy of c, sharing no slice or pointer with it.
+func clone(c ctxfit.Config) ctxfit.Config {
+	c.PreviousSecrets = slices.Clone(c.PreviousSecrets)
+	c.Endpoints = slices.Clone(c.Endpoints)
+	for i := range c.Endpoints {
+		e := &c.Endpoints[i]
+		e.Pagination = cloneBool(e.Pagination)
+		e.Summary = cloneBool(e.Summary)
+		e.Chunking = cloneBool(e.Chunking)
+		e.SummaryFields = slices.Clone(e.SummaryFields)
+	}
+	return c
+}
+
+func cloneBool(p *bool) *bool {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// changed lists the JSON names of the fields that differ between a and b.
+func changed(a, b ctxfit.Config) []string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	var keys []string
+	for i := range t.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			keys = append(keys, tagName(t.Field(i).Tag.Get("json")))
+		}
+	}
+	return keys
+}
