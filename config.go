@@ -52,7 +52,7 @@ type Config struct {
 	// CursorTTL is how long a cursor stays valid. Zero means 10 minutes.
 	// CTXFIT_CURSOR_TTL (a Go duration such as "10m").
 	CursorTTL Duration `json:"cursorTTL,omitempty" yaml:"cursorTTL,omitempty" validate:"gte=0"`
-	// Secret signs cursors; at least 32 bytes. Empty means a random
+	// Secret signs cursors; at least 32 characters (bytes for ASCII). Empty means a random
 	// per-process key (cursors then do not survive a restart nor work across
 	// instances, and the guard logs a warning). CTXFIT_SECRET.
 	Secret string `json:"secret,omitempty" yaml:"secret,omitempty" validate:"omitempty,min=32"`
@@ -147,10 +147,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// maxDurationSeconds bounds durations read as numbers (about 290 years).
+const maxDurationSeconds = float64(1<<63-1) / float64(time.Second)
+
 // UnmarshalJSON reads a duration string, or a number of seconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var secs float64
 	if err := json.Unmarshal(b, &secs); err == nil {
+		if secs < 0 || secs > maxDurationSeconds {
+			return fmt.Errorf("ctxfit: duration %s seconds is out of range: want 0 to %.0f seconds", b, maxDurationSeconds)
+		}
 		*d = Duration(secs * float64(time.Second))
 		return nil
 	}
@@ -184,6 +190,9 @@ func (c Config) Validate() error {
 	}
 	for i, e := range c.Endpoints {
 		th := cmp.Or(e.Threshold, c.threshold())
+		if ps, mx := cmp.Or(e.PageSize, c.PageSize), cmp.Or(e.MaxPageSize, c.maxPageSize()); ps > mx {
+			msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): pageSize %d must be <= maxPageSize %d", i, e.Match, ps, mx))
+		}
 		if e.HardCap != 0 && e.HardCap < th {
 			msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): hardCap %d must be >= threshold %d", i, e.Match, e.HardCap, th))
 		}
