@@ -163,14 +163,13 @@ func decodeJSON(data []byte, c *ctxfit.Config) error {
 				if !strings.EqualFold(k, key) {
 					continue
 				}
-				var d ctxfit.Duration
-				if d.UnmarshalJSON(raw) != nil {
-					return fmt.Errorf(`field %s: %s is not a duration: want a Go duration string such as "10m" or "30s", or a number of seconds`, key, raw)
-				}
-				// Duration converts seconds to nanoseconds unchecked.
 				var secs float64
 				if json.Unmarshal(raw, &secs) == nil && math.Abs(secs) >= math.MaxInt64/float64(time.Second) {
 					return fmt.Errorf("field %s: %s seconds is out of range: want at most 2562047h (about 292 years)", key, raw)
+				}
+				var d ctxfit.Duration
+				if d.UnmarshalJSON(raw) != nil {
+					return fmt.Errorf(`field %s: %s is not a duration: want a Go duration string such as "10m" or "30s", or a number of seconds`, key, raw)
 				}
 			}
 		}
