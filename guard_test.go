@@ -219,7 +219,7 @@ func TestBadCursorsAreRejectedWithAProblemThatSaysWhatToDo(t *testing.T) {
 	require.NotEmpty(t, first.Next)
 
 	tampered := []byte(first.Next)
-	tampered[10] ^= 1
+	tampered[10] = map[bool]byte{true: 'A', false: 'B'}[tampered[10] != 'A'] // still base64url, another byte
 	tests := []struct {
 		name     string
 		mutate   func(r *ctxfit.Request)
