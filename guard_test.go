@@ -358,3 +358,25 @@ func TestNothingOverBudgetNothingLost(t *testing.T) {
 		})
 	}
 }
+
+func TestResumeReadsTheToolAndArgumentsFromTheCursor(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	body, _ := json.Marshal(corpus.Items(300))
+	args := json.RawMessage(`{"status":"confirmed"}`)
+	first, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list_bookings", Subject: "session-1", Filters: args}, serve(body, "application/json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, first.Next)
+
+	req, err := g.Resume(first.Next, "session-1")
+	require.NoError(t, err)
+	assert.Equal(t, "list_bookings", req.Endpoint)
+	assert.JSONEq(t, string(args), string(req.Filters))
+	next, err := g.Handle(context.Background(), req, serve(body, "application/json"))
+	require.NoError(t, err)
+	assert.Equal(t, telemetry.StrategyPagination, next.Strategy)
+
+	_, err = g.Resume(first.Next, "session-2")
+	assert.ErrorIs(t, err, cursor.ErrMismatch, "another session cannot use the cursor")
+	_, err = g.Resume("garbage", "session-1")
+	assert.ErrorIs(t, err, cursor.ErrMalformed)
+}

@@ -375,3 +375,22 @@ func (g *Guard) continuation(ctx context.Context, e *engine, r *rules, req Reque
 	}
 	return g.chunkText(ctx, e, r, req, data, text, part, ref, rec)
 }
+
+// Resume reads a cursor on its own, as an MCP continuation tool receives it,
+// and returns the [Request] it continues: Endpoint (the tool name), Order,
+// Filters (the tool's arguments) and Subject as they were sealed in the
+// cursor, with Cursor set. The cursor must verify and be unexpired, and its
+// subject must equal subject (the caller's MCP session or principal; "" for
+// none). Pass the Request to [Guard.Handle] with a Fetch that runs the tool
+// named by Endpoint with the arguments in Filters (replay mode calls it).
+func (g *Guard) Resume(token, subject string) (Request, error) {
+	e := g.cur.Load()
+	p, err := e.codec.Open(token)
+	if err != nil {
+		return Request{}, fmt.Errorf("ctxfit: %w", err)
+	}
+	if p.Subject != subject {
+		return Request{}, fmt.Errorf("ctxfit: %w (it was issued for another subject)", cursor.ErrMismatch)
+	}
+	return Request{Endpoint: p.Scope, Subject: p.Subject, Order: p.Order, Filters: p.Filters, Cursor: token}, nil
+}

@@ -307,6 +307,23 @@ func (c *Codec) Encode(p Payload) (string, error) {
 // and [ErrMismatch] (another kind, scope, subject, order or filters). No
 // message contains the token.
 func (c *Codec) Decode(token string, want Expect) (Payload, error) {
+	p, err := c.Open(token)
+	if err != nil {
+		return Payload{}, err
+	}
+	if err := bind(&p, &want); err != nil {
+		return Payload{}, err
+	}
+	return p, nil
+}
+
+// Open is [Codec.Decode] without the binding: it checks the token's size,
+// encoding, key, MAC and expiry, and returns the payload whatever it is bound
+// to. It is for callers that learn the binding from the cursor itself, such
+// as an MCP continuation tool that finds the tool name in the cursor's Scope;
+// such a caller must check the Subject (and anything else it relies on)
+// itself before serving the payload.
+func (c *Codec) Open(token string) (Payload, error) {
 	if c == nil || len(c.keys) == 0 {
 		return Payload{}, errNoKeys
 	}
@@ -375,10 +392,6 @@ func (c *Codec) Decode(token string, want Expect) (Payload, error) {
 	}
 	if now.After(p.Expires.Add(c.skew)) {
 		return Payload{}, fmt.Errorf("%w (it expired %v ago)", ErrExpired, now.Sub(p.Expires).Truncate(time.Second))
-	}
-
-	if err := bind(&p, &want); err != nil {
-		return Payload{}, err
 	}
 	return p, nil
 }

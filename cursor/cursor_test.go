@@ -517,3 +517,26 @@ func TestRandomPayloadsRoundTrip(t *testing.T) {
 		require.Equal(t, tok, again, "payload %d", i)
 	}
 }
+
+func TestOpenChecksEverythingButTheBinding(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	c, err := cursor.NewCodec([][]byte{[]byte(strings.Repeat("s", 32))}, &cursor.Options{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	tok, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Offset: 7, Scope: "list_bookings", Filters: json.RawMessage(`{"status":"confirmed"}`)})
+	require.NoError(t, err)
+
+	p, err := c.Open(tok)
+	require.NoError(t, err)
+	assert.Equal(t, "list_bookings", p.Scope)
+	assert.JSONEq(t, `{"status":"confirmed"}`, string(p.Filters))
+	assert.Equal(t, int64(7), p.Offset)
+
+	tampered := []byte(tok)
+	tampered[12] = map[bool]byte{true: 'A', false: 'B'}[tampered[12] != 'A']
+	_, err = c.Open(string(tampered))
+	assert.ErrorIs(t, err, cursor.ErrInvalid)
+
+	now = now.Add(time.Hour)
+	_, err = c.Open(tok)
+	assert.ErrorIs(t, err, cursor.ErrExpired)
+}
