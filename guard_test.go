@@ -380,3 +380,25 @@ func TestResumeReadsTheToolAndArgumentsFromTheCursor(t *testing.T) {
 	_, err = g.Resume("garbage", "session-1")
 	assert.ErrorIs(t, err, cursor.ErrMalformed)
 }
+
+func TestADrillDownOverTheHardCapContinuesInCutsInBothModes(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			g, _ := newGuard(t, ctxfit.Config{Mode: mode, Threshold: 300, HardCap: 600})
+			full, _ := json.Marshal(corpus.Booking())
+			req := ctxfit.Request{Endpoint: "get_booking", Fields: "amenities,policies"}
+			var got strings.Builder
+			for _, res := range follow(t, g, req, serve(full, "application/json")) {
+				assert.Equal(t, telemetry.StrategyCut, res.Strategy)
+				var ch struct {
+					Content string `json:"content"`
+				}
+				require.NoError(t, json.Unmarshal(res.Body, &ch))
+				got.WriteString(ch.Content)
+			}
+			var sections map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(got.String()), &sections))
+			assert.Len(t, sections, 2, "the cuts put together are exactly the two sections")
+		})
+	}
+}

@@ -358,7 +358,10 @@ func (g *Guard) continuation(ctx context.Context, e *engine, r *rules, req Reque
 	if err != nil {
 		return Result{}, err
 	}
-	rec := telemetry.Record{BytesBefore: len(data), TokensBefore: e.counter.Count(string(data))}
+	// Counting the whole snapshot on every continuation would make following
+	// a large response quadratic: count only far enough to tell whether it
+	// was over the hard cap.
+	rec := telemetry.Record{BytesBefore: len(data), TokensBefore: budget.CountUpTo(e.counter, string(data), r.budget.HardCap)}
 	if p.Kind == cursor.KindPage {
 		var path []string
 		if part != "" {
@@ -366,8 +369,11 @@ func (g *Guard) continuation(ctx context.Context, e *engine, r *rules, req Reque
 		}
 		return g.page(ctx, e, r, req, data, path, p.Offset, sealed, rec)
 	}
-	if part == "cut" {
-		return g.cutAt(ctx, e, r, req, data, p.Offset, p.Index, ref, rec)
+	if v, ok := strings.CutPrefix(part, "cut"); ok {
+		if data, err = view(data, v); err != nil {
+			return Result{}, fmt.Errorf("ctxfit: %w (%v)", cursor.ErrInvalid, err)
+		}
+		return g.cutView(ctx, e, r, req, data, p.Offset, p.Index, ref, v, rec)
 	}
 	text, err := textOf(data, part)
 	if err != nil {

@@ -193,7 +193,14 @@ func (g *Guard) details(ctx context.Context, e *engine, r *rules, req Request, r
 		return Result{Body: out, ContentType: jsonType, Shaped: req.Fields != summary.FieldsAll, Strategy: telemetry.StrategyPassthrough, Record: rec}, nil
 	}
 	// Asked for explicitly, but over the hard cap: continue in cuts.
-	return g.cutAt(ctx, e, r, req, out, 0, 0, "", rec)
+	if req.Fields == summary.FieldsAll {
+		return g.cutAt(ctx, e, r, req, out, 0, 0, "", rec)
+	}
+	ref, err := g.snapshot(ctx, e, resp.Body)
+	if err != nil {
+		return Result{}, err
+	}
+	return g.cutView(ctx, e, r, req, out, 0, 0, ref, ":fields="+req.Fields, rec)
 }
 
 // lines serves a line range of a text.
@@ -214,6 +221,14 @@ func (g *Guard) lines(ctx context.Context, e *engine, r *rules, req Request, res
 	out, err := json.Marshal(ch)
 	if err != nil {
 		return Result{}, err
+	}
+	tokens := e.counter.Count(string(withBudget(out, e.counter, r.budget)))
+	if tokens > r.budget.HardCap {
+		ref, err := g.snapshot(ctx, e, resp.Body)
+		if err != nil {
+			return Result{}, err
+		}
+		return g.cutView(ctx, e, r, req, []byte(ch.Content), 0, 0, ref, fmt.Sprintf(":lines=%d-%d", start, end), rec)
 	}
 	res, err := g.finish(ctx, e, r, req, out, []byte(ch.Content), telemetry.StrategyChunking, rec)
 	if err == nil && res.Strategy == telemetry.StrategyChunking {
@@ -294,6 +309,13 @@ func thousands(n int) string {
 // least one byte, so a response of at most HardCap bytes (content measured
 // as JSON-escaped) holds at most HardCap tokens.
 func (g *Guard) cutAt(ctx context.Context, e *engine, r *rules, req Request, data []byte, offset, index int64, ref string, rec telemetry.Record) (Result, error) {
+	return g.cutView(ctx, e, r, req, data, offset, index, ref, "", rec)
+}
+
+// cutView is cutAt over a view of the snapshot: data is the view (a
+// drill-down projection "fields=a,b" or a line range "lines=a-b") and ref
+// the snapshot of the whole response, so a continuation can rebuild the view.
+func (g *Guard) cutView(ctx context.Context, e *engine, r *rules, req Request, data []byte, offset, index int64, ref, view string, rec telemetry.Record) (Result, error) {
 	if ref == "" {
 		var err error
 		if ref, err = g.snapshot(ctx, e, data); err != nil {
@@ -323,7 +345,7 @@ func (g *Guard) cutAt(ctx context.Context, e *engine, r *rules, req Request, dat
 	ch.Metadata.EndLine = ch.Metadata.StartLine + bytes.Count(bytes.TrimSuffix(data[start:end], []byte{'\n'}), []byte{'\n'})
 	if end < len(data) {
 		next, err := e.codec.Encode(cursor.Payload{Kind: cursor.KindChunk, Offset: int64(end), Index: index + 1,
-			Scope: req.Endpoint, Subject: req.Subject, Order: req.Order, Filters: req.Filters, Snapshot: ref + "|cut"})
+			Scope: req.Endpoint, Subject: req.Subject, Order: req.Order, Filters: req.Filters, Snapshot: ref + "|cut" + view})
 		if err != nil {
 			return Result{}, fmt.Errorf("ctxfit: issuing the next cursor: %w", err)
 		}
@@ -393,4 +415,26 @@ func escapedLen(r rune, w int) int {
 		return 6
 	}
 	return w
+}
+
+// view rebuilds the part of a snapshot a cut continues: the whole of it, a
+// drill-down projection or a line range.
+func view(data []byte, v string) ([]byte, error) {
+	switch {
+	case v == "":
+		return data, nil
+	case strings.HasPrefix(v, ":fields="):
+		return summary.ServeDetails(data, v[len(":fields="):])
+	case strings.HasPrefix(v, ":lines="):
+		var a, b int
+		if _, err := fmt.Sscanf(v[len(":lines="):], "%d-%d", &a, &b); err != nil {
+			return nil, err
+		}
+		ch, err := chunk.Lines(string(data), a, b)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(ch.Content), nil
+	}
+	return nil, fmt.Errorf("unknown view %q", v)
 }
