@@ -1,0 +1,225 @@
+// Package mcpcore holds what ctxfit's two MCP adapters share and what does
+// not depend on an MCP SDK: the one-line guidance a shaped tool result
+// carries, canonical tool arguments, the structured error payload, the input
+// schemas of the continuation and drill-down tools, the output-schema
+// rewrite, and the _meta keys.
+//
+// Both mcpfit (modelcontextprotocol/go-sdk) and mcpgofit (mark3labs/mcp-go)
+// build their results from these functions, so a model sees the same text,
+// errors and schemas whichever SDK serves it.
+//
+// Everything here is a pure function of its arguments and safe for
+// concurrent use. Functions that return JSON return a fresh slice the caller
+// may keep and modify.
+//
+// # The protocol
+//
+// A tool result over budget is replaced by a shaped body (a page, a summary
+// or a chunk; see [ctxfit.Guard.Handle]). The adapter sends it as:
+//
+//   - content: one text block with the shaped JSON body, then one text block
+//     with the guidance line of [Guidance];
+//   - structuredContent: the shaped JSON body, when the tool returned
+//     structured content;
+//   - _meta: a fresh map from [Meta] ([MetaNextCursor], [MetaStrategy], ...).
+//
+// The model follows a cursor by calling the continuation tool
+// ([DefaultNextTool], input [NextInputSchema]) and drills into a summarized
+// object with the details tool ([DefaultDetailsTool], input
+// [DetailsInputSchema]). Errors the model can fix (a bad or foreign cursor,
+// an unknown field) are tool results with isError set, built from [ErrorOf].
+package mcpcore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// Default names of the tools an adapter registers.
+const (
+	// DefaultNextTool continues a shaped result: input {"cursor": "..."}.
+	DefaultNextTool = "ctxfit_next"
+	// DefaultDetailsTool drills into a summarized object: input
+	// {"tool": "...", "arguments": {...}, "fields": "..."}.
+	DefaultDetailsTool = "ctxfit_details"
+)
+
+// Descriptions of the two tools, for their tools/list entries.
+const (
+	NextDescription = "Continue a tool result that was too large for the context window: " +
+		"pass the nextCursor of a shaped result (a page, chunk or part) unchanged to get the next one. " +
+		"Following every cursor returns the whole original result."
+	DetailsDescription = "Get the fields a summarized tool result left out: " +
+		`name the tool and its arguments as in the original call, and fields as "all" ` +
+		"or a comma-separated list of top-level fields (the summary's meta.detailsAvailable lists them)."
+)
+
+// Keys of the _meta map of a shaped result. The values are JSON numbers
+// and strings; an adapter sets only the keys that apply.
+const (
+	// MetaNextCursor is the cursor that continues the result (string);
+	// absent on the last page or chunk and on summaries.
+	MetaNextCursor = "ctxfit/nextCursor"
+	// MetaStrategy is what was done: "pagination", "summary", "chunking",
+	// "cut" or "passthrough" (string; the telemetry Strategy constants).
+	MetaStrategy = "ctxfit/strategy"
+	// MetaTokens is the token count of the shaped body (number).
+	MetaTokens = "ctxfit/tokens"
+	// MetaOriginalTokens is the token count of the tool's own result (number).
+	MetaOriginalTokens = "ctxfit/originalTokens"
+	// MetaHardCap is the token count no shaped result exceeds (number).
+	MetaHardCap = "ctxfit/hardCap"
+)
+
+// Meta returns a fresh _meta map for a shaped result: the strategy, the
+// token counts and hard cap from res.Record, and the next cursor if any.
+// The map is new on every call: SDKs write into a result's _meta after
+// middleware runs, so results must never share one.
+func Meta(res ctxfit.Result) map[string]any {
+	m := map[string]any{
+		MetaStrategy:       res.Strategy,
+		MetaTokens:         res.Record.TokensAfter,
+		MetaOriginalTokens: res.Record.TokensBefore,
+	}
+	if res.Record.HardCap > 0 {
+		m[MetaHardCap] = res.Record.HardCap
+	}
+	if res.Next != "" {
+		m[MetaNextCursor] = res.Next
+	}
+	return m
+}
+
+// Call identifies the tool call a result answers: the tool's name and its
+// canonical arguments (see [CanonicalArguments]).
+type Call struct {
+	Tool      string
+	Arguments json.RawMessage
+}
+
+// Names are the names under which an adapter registers its tools. Empty
+// fields mean [DefaultNextTool] and [DefaultDetailsTool].
+type Names struct {
+	Next    string
+	Details string
+}
+
+func (n Names) next() string {
+	if n.Next == "" {
+		return DefaultNextTool
+	}
+	return n.Next
+}
+
+func (n Names) details() string {
+	if n.Details == "" {
+		return DefaultDetailsTool
+	}
+	return n.Details
+}
+
+// Guidance returns the one line that tells the model what a shaped result
+// holds and how to get more, built from res.Summary, res.Next and the tool
+// names, for example:
+//
+//	Showing items 1-37 of 500 (3,912 tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"..."}.
+//	Showing a summary (812 of 3,204 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK1"},"fields":"amenities,policies"} (or "fields":"all").
+//
+// call is the original tool call; it is used for the drill-down of a
+// summary and may be zero otherwise. Guidance returns "" for a result that
+// was not shaped (res.Summary is empty).
+func Guidance(res ctxfit.Result, names Names, call Call) string {
+	if res.Summary == "" {
+		return ""
+	}
+	line := res.Summary
+	if res.Strategy == telemetry.StrategySummary {
+		// The engine's own drill-down sentence speaks HTTP; replace it.
+		if i := strings.Index(line, " For the left-out fields"); i >= 0 {
+			line = line[:i]
+		}
+		if fields := detailsFields(res.Body); fields != "" && call.Tool != "" {
+			args := call.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			in, _ := marshal(DetailsInput{Tool: call.Tool, Arguments: args, Fields: fields})
+			line += fmt.Sprintf(` For the left-out fields call %s with %s (or "fields":"all").`, names.details(), in)
+		}
+		return line
+	}
+	what := ""
+	switch res.Strategy {
+	case telemetry.StrategyPagination:
+		what = "page"
+	case telemetry.StrategyChunking:
+		what = "chunk"
+	case telemetry.StrategyCut:
+		what = "part"
+	}
+	if what == "" {
+		return line
+	}
+	if res.Next == "" {
+		return line + " This is the last " + what + "."
+	}
+	in, _ := marshal(map[string]string{"cursor": res.Next})
+	return line + fmt.Sprintf(" For the next %s call %s with %s.", what, names.next(), in)
+}
+
+// detailsFields reads meta.detailsAvailable.parameters.fields of a summary
+// body; "" when absent.
+func detailsFields(body []byte) string {
+	var s struct {
+		Meta struct {
+			DetailsAvailable *struct {
+				Parameters map[string]string `json:"parameters"`
+			} `json:"detailsAvailable"`
+		} `json:"meta"`
+	}
+	if json.Unmarshal(body, &s) != nil || s.Meta.DetailsAvailable == nil {
+		return ""
+	}
+	return s.Meta.DetailsAvailable.Parameters["fields"]
+}
+
+// CanonicalArguments returns tool arguments in a canonical form, for
+// [ctxfit.Request.Filters] (cursors are bound to it, so the same arguments
+// must always give the same bytes): object keys sorted, no insignificant
+// whitespace, numbers as written, no HTML escaping. Absent or null
+// arguments give {}. Arguments that are not valid JSON are an error.
+func CanonicalArguments(args json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("mcpcore: tool arguments are not valid JSON: %w", err)
+	}
+	if len(bytes.TrimSpace(args[dec.InputOffset():])) != 0 {
+		return nil, errors.New("mcpcore: tool arguments hold more than one JSON value")
+	}
+	if v == nil {
+		return json.RawMessage("{}"), nil
+	}
+	return marshal(v)
+}
+
+// marshal encodes v compactly without HTML escaping (maps sort their keys).
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

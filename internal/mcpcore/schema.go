@@ -1,0 +1,147 @@
+package mcpcore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// NextInputSchema returns the JSON schema of the continuation tool's input:
+// an object with a required string "cursor" and no other properties.
+func NextInputSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"cursor":{"type":"string","minLength":1,` +
+		`"description":"The nextCursor of a shaped result, unchanged."}},"required":["cursor"],"additionalProperties":false}`)
+}
+
+// DetailsInputSchema returns the JSON schema of the details tool's input:
+// the required string "tool" and "fields", and the optional object
+// "arguments" (absent means {}).
+func DetailsInputSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"tool":{"type":"string","minLength":1,"description":"The name of the tool whose result was summarized."},` +
+		`"arguments":{"type":"object","description":"The arguments of the original call, unchanged."},` +
+		`"fields":{"type":"string","minLength":1,"description":"\"all\" for the whole result, or a comma-separated list of top-level fields."}},` +
+		`"required":["tool","fields"],"additionalProperties":false}`)
+}
+
+// NextInput is the decoded input of the continuation tool.
+type NextInput struct {
+	Cursor string `json:"cursor"`
+}
+
+// DetailsInput is the decoded input of the details tool.
+type DetailsInput struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Fields    string          `json:"fields"`
+}
+
+// The envelopes of shaped results, as JSON schemas. They are loose on
+// purpose (extra properties allowed): a paged object keeps the tool's own
+// fields beside nextCursor and meta.
+const (
+	pageEnvelope = `{"title":"ctxfit page","type":"object","required":["nextCursor","meta"],"properties":{` +
+		`"nextCursor":{"type":["string","null"]},"meta":{"type":"object"}}}`
+	summaryEnvelope = `{"title":"ctxfit summary","type":"object","required":["summary","meta"],"properties":{` +
+		`"meta":{"type":"object"}}}`
+	chunkEnvelope = `{"title":"ctxfit chunk","type":"object","required":["content","chunkIndex","totalChunks","metadata"],"properties":{` +
+		`"content":{"type":"string"},"chunkIndex":{"type":"integer"},"totalChunks":{"type":"integer"},` +
+		`"nextCursor":{"type":["string","null"]},"metadata":{"type":"object"}}}`
+)
+
+// rewrittenMarker marks a schema OutputSchema produced, so that a second
+// rewrite is a no-op.
+const rewrittenMarker = "ctxfit: the tool's output schema, or a shaped result (page, summary or chunk)"
+
+// OutputSchema rewrites a tool's outputSchema so that shaped results
+// validate against it: the result is
+//
+//	{"type":"object","anyOf":[original, page, summary, chunk], ...}
+//
+// where page, summary and chunk are the envelopes of shaped results. MCP
+// clients (the TypeScript SDK among them) reject a result whose
+// structuredContent does not match the tool's outputSchema; with the
+// rewrite both the tool's own results and ctxfit's shaped ones do.
+//
+// The keywords that must stay at the root for references to resolve
+// ($schema, $id, $defs, definitions) are moved there; other references
+// into the original ("#", "#/properties/...") are rewritten to point into
+// anyOf[0]. The root keeps "type":"object", which MCP requires of an
+// outputSchema.
+//
+// An empty or null original gives nil (the tool has no output schema). A
+// schema OutputSchema already rewrote is returned unchanged. An original
+// that is not a JSON object is an error.
+func OutputSchema(original json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(original)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil, nil
+	}
+	var schema map[string]any
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	if err := dec.Decode(&schema); err != nil || schema == nil {
+		return nil, fmt.Errorf("mcpcore: output schema is not a JSON object: %s", short(trimmed))
+	}
+	if schema["$comment"] == rewrittenMarker {
+		return append(json.RawMessage(nil), trimmed...), nil
+	}
+	root := map[string]any{"type": "object", "$comment": rewrittenMarker}
+	for _, k := range []string{"$schema", "$id", "$defs", "definitions"} {
+		if v, ok := schema[k]; ok {
+			if k == "$defs" || k == "definitions" {
+				v = rerefs(v)
+			}
+			root[k] = v
+			delete(schema, k)
+		}
+	}
+	for _, k := range []string{"title", "description"} {
+		if v, ok := schema[k]; ok {
+			root[k] = v
+		}
+	}
+	inner := rerefs(schema).(map[string]any)
+	var page, sum, chunk any
+	for _, p := range []struct {
+		dst *any
+		src string
+	}{{&page, pageEnvelope}, {&sum, summaryEnvelope}, {&chunk, chunkEnvelope}} {
+		if err := json.Unmarshal([]byte(p.src), p.dst); err != nil {
+			panic(err)
+		}
+	}
+	root["anyOf"] = []any{inner, page, sum, chunk}
+	return marshal(root)
+}
+
+// rerefs rewrites the local references of v that point into the original
+// schema's root (other than $defs and definitions, which move to the new
+// root) to point into anyOf/0.
+func rerefs(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && k == "$ref" {
+				if s == "#" || (strings.HasPrefix(s, "#/") && !strings.HasPrefix(s, "#/$defs/") && !strings.HasPrefix(s, "#/definitions/")) {
+					v[k] = "#/anyOf/0" + s[1:]
+				}
+				continue
+			}
+			v[k] = rerefs(x)
+		}
+	case []any:
+		for i := range v {
+			v[i] = rerefs(v[i])
+		}
+	}
+	return v
+}
+
+func short(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}

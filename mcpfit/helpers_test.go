@@ -1,0 +1,232 @@
+package mcpfit_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/mcpfit"
+)
+
+const testSecret = "0123456789abcdef0123456789abcdef-test"
+
+type listInput struct {
+	Status string `json:"status,omitempty"`
+}
+type getInput struct {
+	ID string `json:"id"`
+}
+type logInput struct {
+	Name string `json:"name,omitempty"`
+}
+type searchInput struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// shortLog keeps the unit tests fast: the engine counts the whole text on
+// every continuation. The end-to-end test reads the full 10,000-line log.
+var shortLog = corpus.Log(1500)
+
+// toolMeta is the _meta of a test tool's result, a new map per result (the
+// SDK writes into it).
+func toolMeta() mcp.Meta { return mcp.Meta{"example/tool": "kept"} }
+
+// addTools registers the example tools (the same as examples/mcpserver)
+// and two for edge cases.
+func addTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings"}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+		return jsonResult(exampletools.ListBookings(in.Status))
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "get_booking"}, func(_ context.Context, _ *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, any, error) {
+		b, err := exampletools.GetBooking(in.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return jsonResult(b)
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_log"}, func(_ context.Context, _ *mcp.CallToolRequest, in logInput) (*mcp.CallToolResult, any, error) {
+		text, err := exampletools.ReadLog(in.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: toolMeta()}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings"}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
+		return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_short_log"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: shortLog}}, Meta: toolMeta()}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "big_image"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: shortLog},
+			&mcp.ImageContent{Data: []byte("not really a png"), MIMEType: "image/png"},
+		}}, nil, nil
+	})
+}
+
+func jsonResult(v any) (*mcp.CallToolResult, any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+}
+
+// connect serves s over in-memory transports and returns a client session.
+func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	return connectAs(t, s, "test-client")
+}
+
+// connectAs is connect with the client named name.
+func connectAs(t *testing.T, s *mcp.Server, name string) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	require.NoError(t, err)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+// newGuard returns a guard with cfg (and a fixed secret).
+func newGuard(t *testing.T, cfg ctxfit.Config) *ctxfit.Guard {
+	t.Helper()
+	if cfg.Secret == "" {
+		cfg.Secret = testSecret
+	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
+	require.NoError(t, err)
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// guarded returns a session of a server with the test tools behind ctxfit,
+// and one of a raw server with the same tools.
+func guarded(t *testing.T, cfg ctxfit.Config, opts *mcpfit.Options) (guardedSession, rawSession *mcp.ClientSession) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+	addTools(s)
+	require.NoError(t, mcpfit.Install(s, newGuard(t, cfg), opts))
+	raw := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, nil)
+	addTools(raw)
+	return connect(t, s), connect(t, raw)
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err)
+	return res
+}
+
+// texts returns the text blocks of a result.
+func texts(t *testing.T, res *mcp.CallToolResult) []string {
+	t.Helper()
+	var out []string
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		require.True(t, ok, "content %T is not text", c)
+		out = append(out, tc.Text)
+	}
+	return out
+}
+
+// bodyOf is what ctxfit measures of a raw result: its structured content as
+// JSON, else its text.
+func bodyOf(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		return string(b)
+	}
+	return strings.Join(texts(t, res), "\n")
+}
+
+var exact = func() budget.Counter {
+	c, err := budget.Exact(budget.O200KBase)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// tokensOf counts what the model reads of a result: its text blocks.
+func tokensOf(t *testing.T, res *mcp.CallToolResult) int {
+	t.Helper()
+	return exact.Count(strings.Join(texts(t, res), "\n"))
+}
+
+// follow calls tool and then ctxfit_next with every cursor until the end,
+// checking every result against the hard cap, and returns the shaped bodies
+// (the first text block of each result).
+func follow(t *testing.T, cs *mcp.ClientSession, tool string, args any, hardCap int) []string {
+	t.Helper()
+	var bodies []string
+	res := call(t, cs, tool, args)
+	for range 1000 {
+		require.False(t, res.IsError, "result is an error: %v", texts(t, res))
+		assert.LessOrEqual(t, tokensOf(t, res), hardCap, "a result exceeds the hard cap")
+		body := texts(t, res)[0]
+		bodies = append(bodies, body)
+		next, _ := res.Meta[mcpcore.MetaNextCursor].(string)
+		if next == "" {
+			return bodies
+		}
+		var b struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &b))
+		assert.Equal(t, next, b.NextCursor, "the cursor in _meta is the one in the body")
+		res = call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	}
+	t.Fatal("more than 1000 continuations")
+	return nil
+}
+
+// joinItems concatenates, byte for byte, the array at key of paged bodies
+// into one JSON array.
+func joinItems(t *testing.T, bodies []string, key string) string {
+	t.Helper()
+	var all []string
+	for _, body := range bodies {
+		var b map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(body), &b))
+		var items []json.RawMessage
+		require.NoError(t, json.Unmarshal(b[key], &items), "page has no %q array: %s", key, body)
+		for _, it := range items {
+			all = append(all, string(it))
+		}
+	}
+	return "[" + strings.Join(all, ",") + "]"
+}
+
+// joinChunks concatenates the content of chunk bodies.
+func joinChunks(t *testing.T, bodies []string) string {
+	t.Helper()
+	var b strings.Builder
+	for i, body := range bodies {
+		var ch struct {
+			Content *string `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &ch))
+		require.NotNil(t, ch.Content, "body %d is not a chunk: %.200s", i, body)
+		b.WriteString(*ch.Content)
+	}
+	return b.String()
+}

@@ -1,0 +1,62 @@
+// Package mcpfit keeps the tool results of an MCP server built with the
+// official Go SDK (github.com/modelcontextprotocol/go-sdk) inside a token
+// budget, losing nothing: [Install] puts a [ctxfit.Guard] in front of every
+// tool, and registers the tools that lead to the rest of a shaped result.
+//
+// # What a model sees
+//
+// A tool result under the Guard's threshold passes through untouched. One
+// over it is replaced by a shaped result:
+//
+//   - content: a text block with the shaped JSON body (a page of a list, a
+//     summary of an object, or a chunk of a text, each within the hard
+//     cap), then a text block with one line that says what the body holds
+//     and how to get more, e.g. `Showing items 1-37 of 500 (3,912 tokens;
+//     budget 4,000). For the next page call ctxfit_next with
+//     {"cursor":"..."}.` The body comes first because it is what clients
+//     that read only the first block, or that parse it as the JSON of
+//     structuredContent, need; both blocks together stay within the hard
+//     cap (the line is left out in the rare case it would not fit).
+//   - structuredContent: the shaped body, when the tool returned structured
+//     content. tools/list advertises each guarded tool's outputSchema as
+//     anyOf [the tool's own schema, the page, summary and chunk envelopes]
+//     so that clients that validate structured content (the TypeScript SDK:
+//     Claude Desktop, MCP Inspector) accept shaped results.
+//   - _meta: a fresh map with ctxfit/nextCursor, ctxfit/strategy,
+//     ctxfit/tokens, ctxfit/originalTokens and ctxfit/hardCap, beside the
+//     tool's own _meta keys.
+//
+// The model follows a cursor with the continuation tool (ctxfit_next,
+// {"cursor": "..."}) until nextCursor is null: the pages or chunks together
+// are the tool's whole result. It drills into a summary with the details
+// tool (ctxfit_details, {"tool": "...", "arguments": {...}, "fields":
+// "all"}): a sibling tool rather than a fields argument of ctxfit_next,
+// because a summary is complete in itself and carries no cursor.
+//
+// # How continuations run the tool again
+//
+// In replay mode, and for drill-downs, ctxfit must run the original tool
+// again with the arguments sealed in the cursor. The SDK has no public way
+// to call a registered tool, so the middleware keeps the method handler it
+// wraps (the rest of the server's receiving chain: the middleware added
+// before Install, then the SDK's own dispatch with its input validation) and
+// ctxfit_next and ctxfit_details send it a tools/call request on the
+// caller's session. Any tool the server has, however registered, can be
+// continued, and the inner call is never shaped twice. Middleware added
+// after Install runs once, for the call of ctxfit_next itself.
+//
+// # Errors
+//
+// Errors the model can fix (a malformed, tampered, expired or foreign
+// cursor, an unknown field) are tool results with isError set, a text block
+// with the message and a suggestion, and structuredContent holding the
+// structured error (code, message, data{parameter, expected, suggestion}).
+// A call of ctxfit_next or ctxfit_details with missing or mistyped
+// arguments is a JSON-RPC error -32602 (invalid params) with the same
+// structured error as its data.
+//
+// Install fails open: results that are errors (isError), that ask the
+// client for input (inputRequests), or that hold anything but text (images,
+// audio, resources) pass through untouched, and so does a result ctxfit
+// could not shape (for example when the snapshot store is down).
+package mcpfit

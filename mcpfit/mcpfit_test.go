@@ -1,0 +1,259 @@
+package mcpfit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/mcpfit"
+)
+
+func TestSmallResultsPassThroughUntouched(t *testing.T) {
+	cs, raw := guarded(t, ctxfit.Config{}, nil)
+	for _, tc := range []struct {
+		name, tool string
+		args       any
+	}{
+		{"a short structured search", "search_bookings", map[string]any{"query": "lovelace", "limit": 2}},
+		{"a tool error", "get_booking", map[string]any{"id": ""}},
+		{"an error of input validation", "search_bookings", map[string]any{"query": 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, want := call(t, cs, tc.tool, tc.args), call(t, raw, tc.tool, tc.args)
+			assert.Equal(t, want.IsError, got.IsError)
+			assert.Equal(t, want.Content, got.Content)
+			assert.Equal(t, want.StructuredContent, got.StructuredContent)
+			assert.NotContains(t, got.Meta, mcpcore.MetaStrategy)
+		})
+	}
+}
+
+func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		for _, status := range []string{"", "confirmed"} {
+			t.Run(mode+" mode, status "+status, func(t *testing.T) {
+				cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
+				args := map[string]any{"status": status}
+				bodies := follow(t, cs, "list_bookings", args, ctxfit.DefaultHardCap)
+				require.Greater(t, len(bodies), 2, "the list is paged")
+				assert.Equal(t, bodyOf(t, call(t, raw, "list_bookings", args)), joinItems(t, bodies, "items"))
+			})
+		}
+	}
+}
+
+func TestAShapedResultSaysWhatItHoldsAndHowToContinue(t *testing.T) {
+	cs, _ := guarded(t, ctxfit.Config{}, nil)
+	res := call(t, cs, "list_bookings", nil)
+	lines := texts(t, res)
+	require.Len(t, lines, 2)
+	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\.$`, lines[1])
+	assert.Equal(t, "pagination", res.Meta[mcpcore.MetaStrategy])
+	assert.NotEmpty(t, res.Meta[mcpcore.MetaNextCursor])
+	assert.InDelta(t, ctxfit.DefaultHardCap, res.Meta[mcpcore.MetaHardCap], 0)
+	assert.Nil(t, res.StructuredContent, "a tool without structured content gets none")
+}
+
+func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
+			args := map[string]any{"query": ""}
+			first := call(t, cs, "search_bookings", args)
+			require.NotNil(t, first.StructuredContent, "a tool with structured content keeps it")
+			assert.JSONEq(t, texts(t, first)[0], string(mustJSON(t, first.StructuredContent)))
+
+			bodies := follow(t, cs, "search_bookings", args, ctxfit.DefaultHardCap)
+			require.Greater(t, len(bodies), 2)
+			var want struct {
+				Query   string            `json:"query"`
+				Total   int               `json:"total"`
+				Results []json.RawMessage `json:"results"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(bodyOf(t, call(t, raw, "search_bookings", args))), &want))
+			assert.Equal(t, string(mustJSON(t, want.Results)), joinItems(t, bodies, "results"))
+			for _, body := range bodies {
+				var page struct {
+					Query string `json:"query"`
+					Total int    `json:"total"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(body), &page))
+				assert.Equal(t, want.Total, page.Total, "a page keeps the object's other fields")
+			}
+		})
+	}
+}
+
+func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
+			bodies := follow(t, cs, "read_short_log", nil, ctxfit.DefaultHardCap)
+			require.Greater(t, len(bodies), 10)
+			assert.Equal(t, bodyOf(t, call(t, raw, "read_short_log", nil)), joinChunks(t, bodies))
+		})
+	}
+}
+
+func TestEveryResultIsWithinASmallHardCap(t *testing.T) {
+	cfg := ctxfit.Config{Threshold: 1000, HardCap: 1500, ChunkTokens: 800}
+	cs, raw := guarded(t, cfg, nil)
+	bodies := follow(t, cs, "read_short_log", nil, cfg.HardCap)
+	assert.Equal(t, bodyOf(t, call(t, raw, "read_short_log", nil)), joinChunks(t, bodies))
+	bodies = follow(t, cs, "list_bookings", nil, cfg.HardCap)
+	assert.Equal(t, bodyOf(t, call(t, raw, "list_bookings", nil)), joinItems(t, bodies, "items"))
+}
+
+func TestALargeObjectIsSummarizedAndDrillsDown(t *testing.T) {
+	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "get_booking", Threshold: 2000}}}
+	cs, raw := guarded(t, cfg, nil)
+	args := map[string]any{"id": "BK00042"}
+	res := call(t, cs, "get_booking", args)
+	require.False(t, res.IsError)
+	assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
+	lines := texts(t, res)
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[1], `For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK00042"},"fields":"`)
+	assert.Less(t, tokensOf(t, res), 2000+200)
+
+	t.Run("fields all returns the whole object", func(t *testing.T) {
+		full := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
+		require.False(t, full.IsError, "%v", texts(t, full))
+		assert.Equal(t, bodyOf(t, call(t, raw, "get_booking", args)), texts(t, full)[0])
+	})
+	t.Run("named fields return those fields", func(t *testing.T) {
+		part := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "policies"})
+		require.False(t, part.IsError, "%v", texts(t, part))
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(texts(t, part)[0]), &got))
+		assert.Contains(t, got, "policies")
+		assert.NotContains(t, got, "description")
+	})
+	t.Run("an unknown tool is a tool error", func(t *testing.T) {
+		bad := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "no_such_tool", "fields": "all"})
+		require.True(t, bad.IsError)
+		assert.Contains(t, texts(t, bad)[0], "no_such_tool")
+	})
+	t.Run("an unknown field is a tool error with a suggestion", func(t *testing.T) {
+		bad := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "nope"})
+		require.True(t, bad.IsError)
+		var e mcpcore.Error
+		require.NoError(t, json.Unmarshal(mustJSON(t, bad.StructuredContent), &e))
+		assert.Equal(t, "fields_invalid", e.Code)
+		assert.Equal(t, "fields", e.Data.Parameter)
+		assert.NotEmpty(t, e.Data.Suggestion)
+	})
+}
+
+func TestBadCursorsAreToolErrorsWithASuggestion(t *testing.T) {
+	cs, _ := guarded(t, ctxfit.Config{}, nil)
+	first := call(t, cs, "list_bookings", nil)
+	next := first.Meta[mcpcore.MetaNextCursor].(string)
+	tampered := []byte(next)
+	tampered[len(tampered)/2] ^= 1
+	if tampered[len(tampered)/2] == next[len(next)/2] || !isB64(tampered[len(tampered)/2]) {
+		tampered[len(tampered)/2] = 'A' + (next[len(next)/2]-'A'+1)%26
+	}
+	for _, tc := range []struct{ name, cursor, code string }{
+		{"garbage", "garbage", "cursor_invalid"},
+		{"a tampered cursor", string(tampered), "cursor_invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": tc.cursor})
+			require.True(t, res.IsError)
+			var e mcpcore.Error
+			require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
+			assert.Equal(t, tc.code, e.Code)
+			assert.Equal(t, "cursor", e.Data.Parameter)
+			assert.NotEmpty(t, e.Data.Suggestion)
+			assert.Contains(t, texts(t, res)[0], e.Data.Suggestion)
+		})
+	}
+}
+
+func isB64(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+func TestMalformedArgumentsOfTheCtxfitToolsAreInvalidParams(t *testing.T) {
+	cs, _ := guarded(t, ctxfit.Config{}, nil)
+	for _, tc := range []struct {
+		name, tool string
+		args       any
+	}{
+		{"a missing cursor", mcpcore.DefaultNextTool, map[string]any{}},
+		{"a cursor that is not a string", mcpcore.DefaultNextTool, map[string]any{"cursor": 5}},
+		{"an unknown argument", mcpcore.DefaultNextTool, map[string]any{"cursor": "x", "limit": 5}},
+		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking"}},
+		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			var wire *jsonrpc.Error
+			require.True(t, errors.As(err, &wire), "got %v", err)
+			assert.EqualValues(t, jsonrpc.CodeInvalidParams, wire.Code)
+			var e mcpcore.Error
+			require.NoError(t, json.Unmarshal(wire.Data, &e))
+			assert.NotEmpty(t, e.Data.Suggestion)
+		})
+	}
+}
+
+func TestACursorOfAnotherSubjectIsRejected(t *testing.T) {
+	// In-memory sessions have no ID: bind cursors to the client's name.
+	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+	addTools(s)
+	require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{}), &mcpfit.Options{
+		Subject: func(_ context.Context, req *mcp.CallToolRequest) string {
+			return req.Session.InitializeParams().ClientInfo.Name
+		},
+	}))
+	alice, bob := connectAs(t, s, "alice"), connectAs(t, s, "bob")
+	first := call(t, alice, "list_bookings", nil)
+	next := first.Meta[mcpcore.MetaNextCursor].(string)
+
+	res := call(t, bob, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	require.True(t, res.IsError)
+	var e mcpcore.Error
+	require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
+	assert.Equal(t, "cursor_mismatch", e.Code)
+
+	assert.False(t, call(t, alice, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError, "the owner may continue")
+}
+
+func TestNonTextResultsPassThrough(t *testing.T) {
+	cs, raw := guarded(t, ctxfit.Config{}, nil)
+	got, want := call(t, cs, "big_image", nil), call(t, raw, "big_image", nil)
+	assert.Equal(t, want.Content, got.Content)
+	assert.NotContains(t, got.Meta, mcpcore.MetaStrategy)
+}
+
+func TestADisabledToolPassesThrough(t *testing.T) {
+	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "read_log", Disabled: true}, {Match: "search_bookings", Disabled: true}}}
+	cs, raw := guarded(t, cfg, nil)
+	got, want := call(t, cs, "read_log", nil), call(t, raw, "read_log", nil)
+	assert.Equal(t, want.Content, got.Content)
+	assert.NotContains(t, got.Meta, mcpcore.MetaStrategy)
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	for _, tool := range tools.Tools {
+		if tool.Name == "search_bookings" {
+			assert.NotContains(t, string(mustJSON(t, tool.OutputSchema)), "anyOf", "a disabled tool keeps its schema")
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

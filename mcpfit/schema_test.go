@@ -1,0 +1,153 @@
+package mcpfit_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/mcpfit"
+)
+
+// resolved returns the output schema of tool as a client sees it.
+func outputSchemaOf(t *testing.T, cs *mcp.ClientSession, tool string) *jsonschema.Resolved {
+	t.Helper()
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	for _, tl := range tools.Tools {
+		if tl.Name == tool {
+			var s jsonschema.Schema
+			require.NoError(t, json.Unmarshal(mustJSON(t, tl.OutputSchema), &s))
+			rs, err := s.Resolve(nil)
+			require.NoError(t, err)
+			return rs
+		}
+	}
+	t.Fatalf("no tool %q", tool)
+	return nil
+}
+
+func asInstance(t *testing.T, v any) any {
+	t.Helper()
+	var inst any
+	require.NoError(t, json.Unmarshal(mustJSON(t, v), &inst))
+	return inst
+}
+
+func TestToolsListRewritesTheOutputSchemaSoShapedResultsValidate(t *testing.T) {
+	own, err := jsonschema.For[exampletools.SearchResult](nil)
+	require.NoError(t, err)
+	before := string(mustJSON(t, own))
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+	addTools(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "search_own_schema", OutputSchema: own},
+		func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
+			return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
+		})
+	require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{}), nil))
+	cs := connect(t, s)
+
+	for _, tool := range []string{"search_bookings", "search_own_schema"} {
+		t.Run(tool, func(t *testing.T) {
+			schema := outputSchemaOf(t, cs, tool)
+			assert.Equal(t, "object", schema.Schema().Type, "MCP requires type object at the root")
+			require.Len(t, schema.Schema().AnyOf, 4)
+
+			shaped := call(t, cs, tool, map[string]any{"query": ""})
+			require.Equal(t, "pagination", shaped.Meta[mcpcore.MetaStrategy])
+			assert.NoError(t, schema.Validate(asInstance(t, shaped.StructuredContent)), "a shaped result validates")
+
+			small := call(t, cs, tool, map[string]any{"query": "lovelace", "limit": 1})
+			assert.NoError(t, schema.Validate(asInstance(t, small.StructuredContent)), "the tool's own result validates")
+
+			assert.Error(t, schema.Validate(map[string]any{"total": "many"}), "the schema still rejects what neither matches")
+		})
+	}
+	t.Run("the server's own tools are not modified", func(t *testing.T) {
+		assert.Equal(t, before, string(mustJSON(t, own)))
+		a, b := outputSchemaOf(t, cs, "search_bookings"), outputSchemaOf(t, cs, "search_bookings")
+		assert.Equal(t, mustJSON(t, a.Schema()), mustJSON(t, b.Schema()), "listing twice gives the same schema")
+	})
+	t.Run("ctxfit's own tools have input schemas", func(t *testing.T) {
+		tools, err := cs.ListTools(context.Background(), nil)
+		require.NoError(t, err)
+		names := map[string]bool{}
+		for _, tl := range tools.Tools {
+			names[tl.Name] = true
+		}
+		assert.True(t, names[mcpcore.DefaultNextTool])
+		assert.True(t, names[mcpcore.DefaultDetailsTool])
+	})
+}
+
+func TestEveryShapedResultHasAFreshMetaMap(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+	addTools(s)
+	require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{}), nil))
+	var mu sync.Mutex
+	var seen []*mcp.CallToolResult
+	// Added after Install: it sees the shaped results the server sends.
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.CallToolResult); ok {
+				mu.Lock()
+				seen = append(seen, r)
+				mu.Unlock()
+			}
+			return res, err
+		}
+	})
+	cs := connect(t, s)
+	first := call(t, cs, "read_short_log", nil)
+	second := call(t, cs, "read_short_log", nil)
+	call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": first.Meta[mcpcore.MetaNextCursor]})
+
+	assert.Equal(t, "kept", first.Meta["example/tool"], "the tool's own _meta keys are kept")
+	assert.NotEqual(t, first.Meta[mcpcore.MetaNextCursor], second.Meta[mcpcore.MetaNextCursor])
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 3)
+	ptrs := map[uintptr]bool{}
+	for _, r := range seen {
+		p := reflect.ValueOf(r.Meta).Pointer()
+		assert.False(t, ptrs[p], "a result shares its _meta map")
+		ptrs[p] = true
+	}
+}
+
+func TestACursorOfAnotherHTTPSessionIsRejected(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+	addTools(s)
+	require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{}), nil))
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	session := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	one, two := session(), session()
+	require.NotEqual(t, one.ID(), two.ID())
+	next := call(t, one, "list_bookings", nil).Meta[mcpcore.MetaNextCursor]
+	require.NotEmpty(t, next)
+
+	res := call(t, two, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	require.True(t, res.IsError)
+	assert.Contains(t, texts(t, res)[0], "cursor_mismatch")
+	assert.False(t, call(t, one, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
+}
