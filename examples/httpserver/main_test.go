@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/exampleapi"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+const secret = "0123456789abcdef0123456789abcdef"
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// start serves the example's wiring on a real listener.
+func start(t *testing.T) *httptest.Server {
+	t.Helper()
+	// A generous shaping time limit: under the race detector, counting the
+	// 10,000-line log takes longer than the default 2 s, and the guard would
+	// (correctly) fall back to byte cuts instead of line-aware chunks.
+	cfg := withExampleEndpoints(ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Minute)})
+	s, err := newServer(cfg, quiet)
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ts.Close()
+		_ = s.Close()
+	})
+	return ts
+}
+
+func get(t *testing.T, ts *httptest.Server, target string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := ts.Client().Get(ts.URL + target)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, body
+}
+
+// raw is the handler's own response, without ctxfit.
+func raw(t *testing.T, target string) []byte {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	exampleapi.Handler().ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	return rec.Body.Bytes()
+}
+
+func withCursor(target, cursor string) string {
+	if cursor == "" {
+		return target
+	}
+	sep := "?"
+	if strings.Contains(target, "?") {
+		sep = "&"
+	}
+	return target + sep + "cursor=" + url.QueryEscape(cursor)
+}
+
+// pageThrough follows nextCursor from target to the end and returns every
+// item, failing if a page is not a shaped page.
+func pageThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.Booking {
+	t.Helper()
+	var all []exampleapi.Booking
+	cursor := ""
+	for n := 0; ; n++ {
+		require.Less(t, n, 200, "too many pages")
+		resp, body := get(t, ts, withCursor(target, cursor))
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		require.Equal(t, "pagination", resp.Header.Get("Ctxfit-Strategy"))
+		require.EqualValues(t, len(body), resp.ContentLength)
+		var p struct {
+			Items      []exampleapi.Booking `json:"items"`
+			NextCursor string               `json:"nextCursor"`
+			Meta       struct {
+				EstimatedTokens int `json:"estimatedTokens"`
+			} `json:"meta"`
+		}
+		require.NoError(t, json.Unmarshal(body, &p))
+		assert.LessOrEqual(t, p.Meta.EstimatedTokens, ctxfit.DefaultHardCap)
+		all = append(all, p.Items...)
+		if cursor = p.NextCursor; cursor == "" {
+			return all
+		}
+	}
+}
+
+func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
+	ts := start(t)
+	tests := []struct{ name, target string }{
+		{"all bookings", "/api/v1/bookings"},
+		{"the confirmed bookings, newest first", "/api/v1/bookings?status=confirmed&order=created_desc"},
+		{"the cancelled bookings", "/api/v1/bookings?status=cancelled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []exampleapi.Booking
+			require.NoError(t, json.Unmarshal(raw(t, tt.target), &want))
+			got := pageThrough(t, ts, tt.target)
+			assert.Equal(t, want, got)
+		})
+	}
+	t.Run("all 500 are there", func(t *testing.T) {
+		assert.Len(t, pageThrough(t, ts, "/api/v1/bookings"), exampleapi.BookingCount)
+	})
+}
+
+func TestDrillingIntoABooking(t *testing.T) {
+	ts := start(t)
+	const target = "/api/v1/bookings/BK00042"
+	full := raw(t, target)
+
+	resp, body := get(t, ts, target)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "summary", resp.Header.Get("Ctxfit-Strategy"))
+	assert.Less(t, len(body), len(full)/2)
+	var summary struct {
+		Summary struct {
+			ID string `json:"id"`
+		} `json:"summary"`
+		Meta struct {
+			DetailsAvailable struct {
+				Endpoint   string            `json:"endpoint"`
+				Parameters map[string]string `json:"parameters"`
+			} `json:"detailsAvailable"`
+		} `json:"meta"`
+	}
+	require.NoError(t, json.Unmarshal(body, &summary), string(body))
+	assert.Equal(t, "BK00042", summary.Summary.ID)
+	assert.Equal(t, target, summary.Meta.DetailsAvailable.Endpoint)
+
+	resp, body = get(t, ts, target+"?fields=all")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, full, body, "fields=all gives the whole booking as the API wrote it")
+
+	resp, body = get(t, ts, target+"?fields=priceBreakdown,policies")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	var part, whole map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(body, &part))
+	require.NoError(t, json.Unmarshal(full, &whole))
+	assert.Equal(t, map[string]json.RawMessage{"priceBreakdown": whole["priceBreakdown"], "policies": whole["policies"]}, part)
+}
+
+func TestReadingTheWholeLogThroughChunkCursors(t *testing.T) {
+	ts := start(t)
+	const target = "/api/v1/logs/app"
+	want := raw(t, target)
+	var got strings.Builder
+	cursor := ""
+	for n := 0; ; n++ {
+		require.Less(t, n, 2000, "too many chunks")
+		resp, body := get(t, ts, withCursor(target, cursor))
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		require.Equal(t, "chunking", resp.Header.Get("Ctxfit-Strategy"))
+		var ch struct {
+			Content    string `json:"content"`
+			NextCursor string `json:"nextCursor"`
+		}
+		require.NoError(t, json.Unmarshal(body, &ch))
+		got.WriteString(ch.Content)
+		if cursor = ch.NextCursor; cursor == "" {
+			break
+		}
+	}
+	assert.Equal(t, string(want), got.String(), "byte for byte")
+}
+
+func TestBadInputIsAnsweredWithAProblem(t *testing.T) {
+	ts := start(t)
+	_, body := get(t, ts, "/api/v1/bookings?status=confirmed")
+	var first struct {
+		NextCursor string `json:"nextCursor"`
+	}
+	require.NoError(t, json.Unmarshal(body, &first))
+	require.NotEmpty(t, first.NextCursor)
+	c := url.QueryEscape(first.NextCursor)
+	tampered := []byte(first.NextCursor)
+	tampered[len(tampered)/2] ^= 2
+
+	tests := []struct{ name, target, code string }{
+		{"a malformed cursor", "/api/v1/bookings?cursor=not-a-cursor", "cursor_invalid"},
+		{"a tampered cursor", "/api/v1/bookings?status=confirmed&cursor=" + url.QueryEscape(string(tampered)), "cursor_invalid"},
+		{"a cursor on another endpoint", "/api/v1/logs/app?status=confirmed&cursor=" + c, "cursor_mismatch"},
+		{"a cursor with another filter", "/api/v1/bookings?status=pending&cursor=" + c, "cursor_mismatch"},
+		{"a limit over the maximum", "/api/v1/bookings?limit=1000", "limit_invalid"},
+		{"a limit that is not a number", "/api/v1/bookings?limit=all", "limit_invalid"},
+		{"an unknown field", "/api/v1/bookings/BK00001?fields=nosuch", "fields_invalid"},
+		{"a line range past the end", "/api/v1/logs/app?startLine=20000&endLine=20001", "line_range_invalid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is a 400 "+tt.code, func(t *testing.T) {
+			resp, body := get(t, ts, tt.target)
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode, string(body))
+			assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+			var p ctxfit.Problem
+			require.NoError(t, json.Unmarshal(body, &p))
+			assert.Equal(t, tt.code, p.Code)
+			assert.NotEmpty(t, p.Suggestion)
+		})
+	}
+	t.Run("the API's own errors pass through", func(t *testing.T) {
+		resp, body := get(t, ts, "/api/v1/bookings/BK99999")
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		assert.Contains(t, string(body), "no booking")
+	})
+}
+
+func TestHealthAndMetricsReflectTheTraffic(t *testing.T) {
+	ts := start(t)
+	get(t, ts, "/api/v1/bookings")
+	get(t, ts, "/api/v1/bookings/BK00001")
+	get(t, ts, "/api/v1/bookings?limit=x") // rejected before the Guard: not recorded
+
+	var report telemetry.HealthReport
+	require.Eventually(t, func() bool {
+		resp, body := get(t, ts, "/healthz")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.NoError(t, json.Unmarshal(body, &report))
+		return report.Totals.Count >= 2
+	}, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, telemetry.StatusOK, report.Status)
+	assert.Equal(t, 1, report.Endpoints[exampleapi.ListPattern].Count)
+	assert.Equal(t, 1, report.Endpoints[exampleapi.DetailPattern].Count)
+	assert.Positive(t, report.Totals.TokensSaved)
+
+	resp, body := get(t, ts, "/metrics")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "ctxfit_responses")
+	assert.Contains(t, string(body), `endpoint="GET /api/v1/bookings"`)
+	assert.Contains(t, string(body), `strategy="pagination"`)
+}
+
+func TestLoadConfigLaysTheEnvironmentOverTheExampleSettings(t *testing.T) {
+	env := map[string]string{"CTXFIT_THRESHOLD": "3000", "CTXFIT_SECRET": secret}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, 3000, cfg.Threshold)
+	require.Len(t, cfg.Endpoints, 1)
+	assert.Equal(t, exampleapi.DetailPattern, cfg.Endpoints[0].Match)
+	assert.Equal(t, exampleapi.DetailThreshold, cfg.Endpoints[0].Threshold)
+
+	env["CTXFIT_THRESHOLD"] = "many"
+	_, err = loadConfig(func(k string) string { return env[k] })
+	assert.ErrorContains(t, err, "CTXFIT_THRESHOLD")
+}
+
+func TestRunServesUntilItsContextEndsThenShutsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, "127.0.0.1:0", func(k string) string { return map[string]string{"CTXFIT_SECRET": secret}[k] },
+			quiet, func(addr string) { addrc <- addr })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+}

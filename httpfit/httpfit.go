@@ -1,0 +1,40 @@
+// Package httpfit is ctxfit's net/http adapter: a middleware that keeps the
+// responses of an HTTP API inside a token budget for the LLMs that read them,
+// losing nothing, and a health handler over ctxfit's telemetry.
+//
+// [Middleware] buffers what the wrapped handler writes, hands it to a
+// [ctxfit.Guard], and sends what the Guard returns: the response itself when
+// it is under the threshold, or a page, summary or chunk with a signed cursor
+// that leads to the rest. A request that carries a cursor is answered by the
+// Guard (from its snapshot store, without running the handler, in store
+// mode). Bad ctxfit parameters are answered with a 400
+// application/problem+json document that says what to fix.
+//
+//	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
+//	...
+//	defer g.Close()
+//	api := http.NewServeMux()
+//	api.HandleFunc("GET /api/v1/bookings", listBookings)
+//	http.ListenAndServe("127.0.0.1:8080", httpfit.Middleware(g, nil)(api))
+//
+// # Request parameters
+//
+// The middleware reads the parameters named by [ctxfit.Config.Params] from
+// the query string (defaults: cursor, limit, fields, startLine, endLine) and
+// removes them from the request the handler sees, which therefore always
+// produces its whole response. The remaining query parameters are the query
+// a cursor is bound to: "order" and "sort" give [ctxfit.Request.Order], and
+// all the others [ctxfit.Request.Filters], so a cursor used with other
+// filters or another order is rejected.
+//
+// # What is left alone
+//
+// The middleware passes through, untouched and streaming as written: HEAD,
+// OPTIONS, CONNECT and TRACE requests; statuses other than 200-203
+// (including 204, 206, every 3xx, 4xx and 5xx); bodies with a
+// Content-Encoding; content types other than JSON and text, and
+// text/event-stream; responses that the handler flushes or hijacks; and
+// responses larger than [ctxfit.Config.MaxBufferBytes]. Put authentication
+// and authorization in front of the middleware, not behind it: in store mode
+// a cursor request is served without running the handler.
+package httpfit

@@ -1,0 +1,269 @@
+package httpfit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+// Options configure [Middleware]. The zero value (or a nil *Options) gives
+// the defaults described on each field. Middleware copies the Options.
+type Options struct {
+	// Subject returns the tenant, session or principal a request is made
+	// for; cursors are bound to it, so a cursor issued to one subject is
+	// rejected for another. Nil means no subject: cursors are bound to the
+	// endpoint and query only, and anyone who holds one can follow it.
+	Subject func(*http.Request) string
+	// Endpoint returns the route pattern of a request, which selects the
+	// per-endpoint settings ([ctxfit.Config.Endpoints], whose Match must
+	// equal it) and is the scope cursors are bound to and the endpoint of
+	// telemetry. It should have few distinct values: a pattern, not a path.
+	// Nil (or an empty result) means, in order: the pattern the wrapped
+	// handler routes the request to when it is a *http.ServeMux (or has the
+	// same Handler method); the request's Pattern when the middleware is
+	// itself registered on a ServeMux; the first endpoint Match of the
+	// Guard's Config that, read as a ServeMux pattern, matches the request;
+	// else "METHOD /path".
+	Endpoint func(*http.Request) string
+	// RequestID returns the ID that correlates a request's telemetry. Nil
+	// means the X-Request-Id request header ("" when absent).
+	RequestID func(*http.Request) string
+}
+
+// Middleware returns middleware that keeps the responses of the handler it
+// wraps within the token budget of g, as [ctxfit.Guard.Handle] describes.
+//
+// It reads the query parameters named by g's [ctxfit.Config.Params] (cursor,
+// limit, fields, startLine, endLine by default), "order" and "sort", and the
+// other query parameters as filters (see the package documentation). limit,
+// startLine and endLine must be integers (limit >= 0, lines >= 1).
+//
+// It sends:
+//   - a response under the threshold, or one it leaves alone (see the
+//     package documentation), exactly as the handler wrote it, headers and
+//     status included (a buffered response gains a Content-Length);
+//   - a shaped response with the handler's status and headers, except that
+//     Content-Type and Content-Length describe the shaped body, the
+//     validators that described the old body (ETag, Last-Modified,
+//     Content-MD5, Digest, Content-Digest, Repr-Digest) and Accept-Ranges
+//     are removed, and Ctxfit-Strategy names what was done (pagination,
+//     summary, chunking or cut); a response served from the store has
+//     status 200;
+//   - 400 with an application/problem+json [ctxfit.Problem] for bad input:
+//     a malformed, tampered, expired or foreign cursor, a bad limit, an
+//     unknown field, a bad line range; the handler's response, if it ran,
+//     is discarded;
+//   - 503 with Retry-After and a problem document when the snapshot store is
+//     unavailable.
+//
+// It fails open: when shaping fails (a panic or error in the Guard that is
+// not the client's fault), the handler's response is sent as it was; only a
+// cursor request, which has no such response, is then answered with a 500
+// problem. A panic in the wrapped handler is not the middleware's business:
+// it propagates, with the same value, as it would without the middleware.
+//
+// The ResponseWriter the handler gets implements http.Flusher and
+// http.Hijacker (flushing or hijacking ends buffering: the response passes
+// through from then on) and Unwrap, so http.ResponseController reaches the
+// underlying writer for deadlines and full duplex.
+//
+// Middleware panics if g is nil.
+func Middleware(g *ctxfit.Guard, opts *Options) func(http.Handler) http.Handler {
+	if g == nil {
+		panic("httpfit: Middleware needs a *ctxfit.Guard; create one with ctxfit.New")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	return func(next http.Handler) http.Handler {
+		h := &handler{g: g, next: next, opts: o}
+		if rt, ok := next.(router); ok {
+			h.router = rt
+		}
+		return h
+	}
+}
+
+// router is what a ServeMux offers to find the pattern of a request without
+// serving it.
+type router interface {
+	Handler(r *http.Request) (h http.Handler, pattern string)
+}
+
+type handler struct {
+	g      *ctxfit.Guard
+	next   http.Handler
+	opts   Options
+	router router
+	routes atomic.Pointer[routeTable]
+}
+
+// errPassedThrough is what the Fetch returns when the handler's response
+// went to the client as it was written.
+var errPassedThrough = errors.New("httpfit: the response passed through")
+
+// bypassType is the content type under which a response that passed
+// through is shown to the Guard, so that it records a bypass.
+const bypassType = "application/vnd.ctxfit.bypass"
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodHead, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	cfg := h.g.Config()
+	req, inner, err := h.request(r, cfg)
+	if err != nil {
+		writeProblem(w, problemOf(err, cfg.Params))
+		return
+	}
+	bw := &bufferWriter{rw: w, max: cfg.MaxBufferBytes, header: w.Header().Clone()}
+	var inHandler, fetched bool
+	fetch := func(ctx context.Context) (ctxfit.Response, error) {
+		if fetched {
+			return ctxfit.Response{}, errors.New("httpfit: the handler cannot run twice for one request")
+		}
+		fetched = true
+		in := inner
+		if ctx != in.Context() {
+			in = in.WithContext(ctx)
+		}
+		inHandler = true
+		h.next.ServeHTTP(bw, in)
+		inHandler = false
+		bw.finish()
+		if bw.mode != modeBuffer {
+			if req.Cursor != "" {
+				return ctxfit.Response{}, errPassedThrough
+			}
+			// Recorded as a bypass; Handle writes nothing.
+			return ctxfit.Response{ContentType: bypassType}, nil
+		}
+		return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: bw.header.Get("Content-Type")}, nil
+	}
+
+	var res ctxfit.Result
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if inHandler {
+					panic(p) // the handler's own panic
+				}
+				err = fmt.Errorf("httpfit: shaping panicked: %v", p)
+			}
+		}()
+		res, err = h.g.Handle(r.Context(), req, fetch)
+	}()
+
+	if fetched && bw.mode != modeBuffer {
+		return // the response went out as the handler wrote it
+	}
+	if err != nil {
+		p := problemOf(err, cfg.Params)
+		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && fetched {
+			bw.send(bw.buf.Bytes(), false, "", "") // fail open
+			return
+		}
+		writeProblem(w, p)
+		return
+	}
+	if !fetched {
+		bw.status = http.StatusOK
+	}
+	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy)
+}
+
+// request builds the Guard's Request from r, and the request the handler
+// sees: r itself, or a shallow copy of r without the ctxfit parameters.
+func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *http.Request, error) {
+	q, err := parseQuery(r.URL.RawQuery, cfg.Params)
+	if err != nil {
+		return ctxfit.Request{}, nil, err
+	}
+	req := ctxfit.Request{
+		Endpoint: h.endpoint(r, cfg),
+		Path:     r.URL.Path,
+		Cursor:   q.cursor,
+		Limit:    q.limit,
+		Fields:   q.fields,
+		Order:    q.order,
+		Filters:  q.filters,
+
+		StartLine: q.startLine,
+		EndLine:   q.endLine,
+	}
+	if h.opts.Subject != nil {
+		req.Subject = h.opts.Subject(r)
+	}
+	if h.opts.RequestID != nil {
+		req.RequestID = h.opts.RequestID(r)
+	} else {
+		req.RequestID = r.Header.Get("X-Request-Id")
+	}
+	inner := r
+	if q.stripped != r.URL.RawQuery {
+		inner = new(http.Request)
+		*inner = *r
+		u := *r.URL
+		u.RawQuery = q.stripped
+		inner.URL = &u
+	}
+	return req, inner, nil
+}
+
+func (h *handler) endpoint(r *http.Request, cfg ctxfit.Config) string {
+	if h.opts.Endpoint != nil {
+		if e := h.opts.Endpoint(r); e != "" {
+			return e
+		}
+	}
+	if h.router != nil {
+		if _, p := h.router.Handler(r); p != "" {
+			return p
+		}
+	}
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	if p := h.routeTable(cfg.Endpoints).match(r); p != "" {
+		return p
+	}
+	return r.Method + " " + r.URL.Path
+}
+
+// problemOf maps err to a problem, naming the parameter at fault when the
+// middleware found it.
+func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
+	p := ctxfit.ProblemOf(err, params)
+	var pe *paramError
+	if errors.As(err, &pe) {
+		p.Parameter = pe.param
+	}
+	return p
+}
+
+// writeProblem sends p as an RFC 9457 problem document.
+func writeProblem(w http.ResponseWriter, p ctxfit.Problem) {
+	body, err := json.Marshal(p)
+	if err != nil { // cannot happen: Problem is strings and ints
+		body = []byte(`{"status":500,"code":"internal","title":"Internal error"}`)
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/problem+json")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	if p.RetryAfter > 0 {
+		hdr.Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,70 @@
+package httpfit
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+var defaultParams = ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine"}
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		name, raw              string
+		wantFilters, wantOrder string
+		wantStripped           string
+		wantLimit              int
+	}{
+		{"no query has no filters", "", "", "", "", 0},
+		{"filters are a sorted JSON object", "status=ok&city=Paris", `{"city":"Paris","status":"ok"}`, "", "status=ok&city=Paris", 0},
+		{"a repeated filter is an array in the order given", "tag=b&tag=a", `{"tag":["b","a"]}`, "", "tag=b&tag=a", 0},
+		{"order and sort are the order, not filters", "order=new&sort=id&x=1", `{"x":"1"}`, "new,id", "order=new&sort=id&x=1", 0},
+		{"ctxfit parameters are removed for the handler", "cursor=abc&x=%3C1%3E&limit=5&fields=all", `{"x":"\u003c1\u003e"}`, "", "x=%3C1%3E", 5},
+		{"an empty value is a filter too", "status=", `{"status":""}`, "", "status=", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := parseQuery(tt.raw, defaultParams)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantFilters, string(q.filters))
+			assert.Equal(t, tt.wantOrder, q.order)
+			assert.Equal(t, tt.wantStripped, q.stripped)
+			assert.Equal(t, tt.wantLimit, q.limit)
+		})
+	}
+}
+
+// FuzzParseQuery checks that any query string is either rejected or read
+// into filters that are the canonical JSON cursors compare (what
+// json.Marshal writes for them).
+func FuzzParseQuery(f *testing.F) {
+	for _, seed := range []string{"", "a=1&b=2&a=3", "cursor=x&limit=-1", "x=%zz", "q=%E2%80%A8&q=<>&sort=z", "startLine=2&endLine=1&=&&"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := parseQuery(raw, defaultParams)
+		if err != nil {
+			return
+		}
+		if _, err := url.ParseQuery(raw); err == nil {
+			_, err = url.ParseQuery(q.stripped)
+			assert.NoError(t, err, "a well-formed query stays well-formed for the handler")
+		}
+		if q.filters == nil {
+			return
+		}
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(q.filters, &v))
+		if !strings.Contains(string(q.filters), `\ufffd`) { // invalid UTF-8 reads back as U+FFFD itself
+			want, err := json.Marshal(v)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(q.filters))
+		}
+	})
+}
