@@ -86,14 +86,14 @@ func (g *Guard) handle(ctx context.Context, e *engine, r *rules, req Request, fe
 		return Result{}, fetchError{err}
 	}
 	if r.disabled {
-		return passThrough(resp, e.counter), nil
+		return estimatedPassThrough(resp, telemetry.OutcomeBypass), nil
 	}
 	return g.first(ctx, e, r, req, resp)
 }
 
-// passThrough returns the response unchanged.
-func passThrough(resp Response, c budget.Counter) Result {
-	n := c.Count(string(resp.Body))
+// passThrough returns the response unchanged; tokens is its token count.
+func passThrough(resp Response, tokens int) Result {
+	n := tokens
 	return Result{
 		Body: resp.Body, ContentType: resp.ContentType, Strategy: telemetry.StrategyPassthrough,
 		Record: telemetry.Record{
@@ -102,6 +102,29 @@ func passThrough(resp Response, c budget.Counter) Result {
 			BytesBefore: len(resp.Body), BytesAfter: len(resp.Body), ResponseBytes: len(resp.Body),
 		},
 	}
+}
+
+// estimatedPassThrough returns the response unchanged without counting it:
+// the record's token counts are the chars/4 estimate, marked as such in its
+// optimization metadata. The guard uses it where no count can change the
+// decision (a response no longer than the threshold in bytes, a bypass), so
+// that pass-through costs next to nothing.
+func estimatedPassThrough(resp Response, outcome string) Result {
+	res := passThrough(resp, budget.Estimator{Margin: -1}.Count(string(resp.Body)))
+	res.Record.Outcome = outcome
+	res.Record.OptimizationMetadata = map[string]any{"tokensEstimated": true}
+	return res
+}
+
+// shapeableType reports whether a media type is one the guard may shape
+// (JSON, text, or unknown and to be sniffed).
+func shapeableType(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = strings.TrimSpace(ct[:i])
+	}
+	return ct == "" || ct == "application/json" || strings.HasSuffix(ct, "+json") || strings.HasPrefix(ct, "text/") ||
+		ct == "application/x-ndjson" || ct == "application/jsonl"
 }
 
 // kindOf tells JSON from text.
@@ -140,11 +163,18 @@ func kindOf(resp Response) bodyKind {
 // first shapes a fresh response (no cursor).
 func (g *Guard) first(ctx context.Context, e *engine, r *rules, req Request, resp Response) (Result, error) {
 	body := string(resp.Body)
+	explicit := req.StartLine != 0 || req.EndLine != 0 || req.Fields != ""
+	if len(body) <= r.budget.Threshold && !explicit {
+		// n bytes never hold more than n tokens: nothing to count or shape.
+		outcome := telemetry.OutcomePassthrough
+		if !shapeableType(resp.ContentType) {
+			outcome = telemetry.OutcomeBypass
+		}
+		return estimatedPassThrough(resp, outcome), nil
+	}
 	kind := kindOf(resp)
 	if kind == kindOther {
-		res := passThrough(resp, e.counter)
-		res.Record.Outcome = telemetry.OutcomeBypass
-		return res, nil
+		return estimatedPassThrough(resp, telemetry.OutcomeBypass), nil
 	}
 	// Line ranges and drill-downs are explicit requests.
 	if req.StartLine != 0 || req.EndLine != 0 {
@@ -157,7 +187,7 @@ func (g *Guard) first(ctx context.Context, e *engine, r *rules, req Request, res
 		return g.details(ctx, e, r, req, resp, tokens, rec)
 	}
 	if tokens <= r.budget.Threshold {
-		res := passThrough(resp, e.counter)
+		res := passThrough(resp, tokens)
 		res.Record = withSizes(rec, body, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
 		return res, nil
 	}

@@ -163,8 +163,7 @@ func (g *Guard) summarize(ctx context.Context, e *engine, r *rules, req Request,
 		return Result{}, err
 	}
 	if !s.Summarized {
-		res := passThrough(resp, e.counter)
-		return res, nil
+		return passThrough(resp, rec.TokensBefore), nil
 	}
 	res, err := g.finish(ctx, e, r, req, s.Response, resp.Body, telemetry.StrategySummary, rec)
 	if err != nil || res.Strategy != telemetry.StrategySummary {
