@@ -1,0 +1,536 @@
+package mcpgofit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+)
+
+// Options configure [Install]. A nil *Options, like the zero value, means
+// the defaults. Install copies the Options; changing them afterwards has no
+// effect.
+type Options struct {
+	// NextTool is the name of the continuation tool. Empty means
+	// "ctxfit_next".
+	NextTool string
+	// DetailsTool is the name of the drill-down tool. Empty means
+	// "ctxfit_details".
+	DetailsTool string
+	// Subject returns what cursors are bound to for a call: a cursor is
+	// accepted only from a call with the same subject. Nil means the client
+	// session's ID (server.ClientSessionFromContext), which is unique per
+	// streamable HTTP, SSE or in-process session, "stdio" for stdio (one
+	// client per process), and "" when the call has no session. Set it to
+	// bind cursors to a principal instead (for example a user ID your
+	// authentication put in the context). It is called concurrently, from
+	// every tool call.
+	Subject func(ctx context.Context, req mcp.CallToolRequest) string
+}
+
+// Install guards every tool of s with g and registers the continuation and
+// drill-down tools (see the package documentation). It:
+//
+//   - adds a tool handler middleware ([server.MCPServer.Use]) that reads the
+//     tool name, the arguments (in canonical form, [ctxfit.Request.Filters])
+//     and the subject (see [Options.Subject]) of each call, runs the tool,
+//     and passes its result through [ctxfit.Guard.Handle]: a result under
+//     the threshold is returned untouched, one over it is replaced by a
+//     shaped result. Tools whose [ctxfit.Endpoint] (Match = tool name) is
+//     Disabled pass through, as do errors, input requests and non-text
+//     results;
+//   - re-registers the tools of s that have an output schema with the
+//     schema rewritten to accept shaped results too, and adds a tool filter
+//     ([server.WithToolFilter]) that shows the rewrite in tools/list;
+//   - registers the tools ctxfit_next and ctxfit_details (or the names in
+//     opts).
+//
+// Call Install once per server, after registering its tools and before it
+// serves; s and g must outlive the server's sessions. Middleware added with
+// Use before Install runs outside ctxfit (it sees the shaped result),
+// middleware added after runs inside (it sees the tool's own result). Install
+// fails open (see the package documentation) and returns an error for a nil
+// server or guard, or a tool name that is taken.
+func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
+	if s == nil || g == nil {
+		return errors.New("mcpgofit: Install needs a server and a guard")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	a := &adapter{s: s, g: g, subject: o.Subject, names: mcpcore.Names{
+		Next:    cmpOr(o.NextTool, mcpcore.DefaultNextTool),
+		Details: cmpOr(o.DetailsTool, mcpcore.DefaultDetailsTool),
+	}}
+	if a.names.Next == a.names.Details {
+		return fmt.Errorf("mcpgofit: the continuation and details tools have the same name %q", a.names.Next)
+	}
+	for _, name := range []string{a.names.Next, a.names.Details} {
+		if s.GetTool(name) != nil {
+			return fmt.Errorf("mcpgofit: the server already has a tool named %q (is ctxfit installed twice?)", name)
+		}
+	}
+	a.rewriteRegistered()
+	s.Use(a.middleware)
+	server.WithToolFilter(a.filter)(s) // a ServerOption is a func(*MCPServer): it applies to a built server too
+	readOnly := mcp.ToolAnnotation{ReadOnlyHint: new(true), OpenWorldHint: new(false)}
+	s.AddTools(
+		server.ServerTool{Tool: mcp.Tool{
+			Name:           a.names.Next,
+			Title:          "Continue a large tool result",
+			Description:    mcpcore.NextDescription,
+			RawInputSchema: mcpcore.NextInputSchema(),
+			Annotations:    readOnly,
+		}, Handler: a.next},
+		server.ServerTool{Tool: mcp.Tool{
+			Name:           a.names.Details,
+			Title:          "Drill into a summarized tool result",
+			Description:    mcpcore.DetailsDescription,
+			RawInputSchema: mcpcore.DetailsInputSchema(),
+			Annotations:    readOnly,
+		}, Handler: a.details},
+	)
+	return nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// adapter is the state of one Install.
+type adapter struct {
+	s       *server.MCPServer
+	g       *ctxfit.Guard
+	names   mcpcore.Names
+	subject func(context.Context, mcp.CallToolRequest) string
+
+	// originals maps the name of a tool Install re-registered to its
+	// schemas, so that tools/list can show a disabled tool's own schema.
+	originals map[string]schemas // written by Install only
+	rewrites  sync.Map           // original schema (string) -> rewritten (json.RawMessage)
+	innerIDs  atomic.Uint64
+
+	cmu     sync.Mutex
+	counter budget.Counter
+	encName string
+}
+
+type schemas struct{ original, rewritten json.RawMessage }
+
+// innerKey marks the context of a tool call the adapter dispatches itself
+// (a replay or a drill-down), which the middleware passes through.
+type innerKey struct{}
+
+func isInner(ctx context.Context) bool { return ctx.Value(innerKey{}) != nil }
+
+// guarded reports whether the tool named name is shaped: not one of
+// ctxfit's own tools, and not Disabled in the Guard's settings.
+func (a *adapter) guarded(name string) bool {
+	if name == a.names.Next || name == a.names.Details {
+		return false
+	}
+	for _, ep := range a.g.Config().Endpoints {
+		if ep.Match == name {
+			return !ep.Disabled
+		}
+	}
+	return true
+}
+
+func (a *adapter) subjectOf(ctx context.Context, req mcp.CallToolRequest) string {
+	if a.subject != nil {
+		return a.subject(ctx, req)
+	}
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		return session.SessionID()
+	}
+	return ""
+}
+
+func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name := req.Params.Name
+		if isInner(ctx) || !a.guarded(name) {
+			return next(ctx, req)
+		}
+		raw, err := argumentsOf(req)
+		if err != nil {
+			return next(ctx, req)
+		}
+		args, err := mcpcore.CanonicalArguments(raw)
+		if err != nil {
+			return next(ctx, req) // the tool reports its own bad input
+		}
+		var f fetched
+		fetch := f.fetch(func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
+		res, err := a.g.Handle(ctx, ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}, fetch)
+		switch {
+		case !f.called:
+			return nil, err // cannot happen: a first call always runs the tool
+		case f.err != nil:
+			return nil, f.err // the tool's own error, unchanged
+		case err != nil || !res.Shaped:
+			return f.result, nil // pass through, or fail open
+		}
+		out := *f.result // keeps what the tool set beside content (its result type)
+		a.fill(&out, res, mcpcore.Call{Tool: name, Arguments: args}, hasStructured(f.result), f.result.Meta)
+		return &out, nil
+	}
+}
+
+// fetched records what a tool call returned, for the Fetch of a call.
+type fetched struct {
+	called bool
+	result *mcp.CallToolResult
+	err    error
+}
+
+// errUnshapeable marks a tool result that passes through as it is.
+var errUnshapeable = errors.New("mcpgofit: result passes through")
+
+// fetch returns the Fetch that runs call and records its outcome.
+func (f *fetched) fetch(call func(context.Context) (*mcp.CallToolResult, error)) ctxfit.Fetch {
+	return func(ctx context.Context) (ctxfit.Response, error) {
+		f.called = true
+		f.result, f.err = call(ctx)
+		if f.err != nil {
+			return ctxfit.Response{}, f.err
+		}
+		if f.result == nil {
+			return ctxfit.Response{}, errUnshapeable
+		}
+		body, contentType, ok := bodyOf(f.result)
+		if !ok {
+			return ctxfit.Response{}, errUnshapeable
+		}
+		return ctxfit.Response{Body: body, ContentType: contentType}, nil
+	}
+}
+
+// bodyOf is what ctxfit measures and shapes of a tool result: the JSON of
+// its structured content when there is any, else its text blocks joined by
+// newlines. Errors, input requests and results with non-text content are
+// not shaped.
+func bodyOf(r *mcp.CallToolResult) (body []byte, contentType string, ok bool) {
+	if r.IsError || len(r.InputRequests) > 0 || r.RequestState != "" {
+		return nil, "", false
+	}
+	texts := make([]string, 0, len(r.Content))
+	for _, c := range r.Content {
+		switch t := c.(type) {
+		case mcp.TextContent:
+			texts = append(texts, t.Text)
+		case *mcp.TextContent:
+			if t == nil {
+				return nil, "", false
+			}
+			texts = append(texts, t.Text)
+		default:
+			return nil, "", false
+		}
+	}
+	switch {
+	case len(r.RawStructuredContent) > 0:
+		return bytes.Clone(r.RawStructuredContent), "application/json", true
+	case r.StructuredContent != nil:
+		b, err := json.Marshal(r.StructuredContent)
+		if err != nil {
+			return nil, "", false
+		}
+		return b, "application/json", true
+	case len(texts) == 0:
+		return nil, "", false
+	}
+	return []byte(strings.Join(texts, "\n")), "", true
+}
+
+func hasStructured(r *mcp.CallToolResult) bool {
+	return len(r.RawStructuredContent) > 0 || r.StructuredContent != nil
+}
+
+// argumentsOf returns the arguments of a call as JSON: as they came on the
+// wire when mcp-go kept them, else encoded.
+func argumentsOf(req mcp.CallToolRequest) (json.RawMessage, error) {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments, nil
+	}
+	switch v := req.Params.Arguments.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	default:
+		return json.Marshal(v)
+	}
+}
+
+// fill sets the content, structured content and _meta of a shaped result.
+func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.Call, structured bool, toolMeta *mcp.Meta) {
+	out.Content = []mcp.Content{mcp.NewTextContent(string(res.Body))}
+	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fits(res, line) {
+		out.Content = append(out.Content, mcp.NewTextContent(line))
+	}
+	out.StructuredContent, out.RawStructuredContent = nil, nil
+	if structured {
+		out.StructuredContent = json.RawMessage(res.Body)
+	}
+	meta := &mcp.Meta{AdditionalFields: make(map[string]any, 5)}
+	if toolMeta != nil {
+		meta.ProgressToken = toolMeta.ProgressToken
+		maps.Copy(meta.AdditionalFields, toolMeta.AdditionalFields)
+	}
+	maps.Copy(meta.AdditionalFields, mcpcore.Meta(res))
+	out.Meta = meta
+}
+
+// fits reports whether the guidance line can go beside the body within the
+// hard cap.
+func (a *adapter) fits(res ctxfit.Result, line string) bool {
+	hardCap := res.Record.HardCap
+	if hardCap <= 0 {
+		return true
+	}
+	c := a.count()
+	if c == nil {
+		return len(line)+res.Record.TokensAfter <= hardCap
+	}
+	return res.Record.TokensAfter+c.Count(line)+1 <= hardCap
+}
+
+// count returns the exact counter of the Guard's encoding.
+func (a *adapter) count() budget.Counter {
+	enc := a.g.Config().Encoding
+	a.cmu.Lock()
+	defer a.cmu.Unlock()
+	if a.counter == nil || a.encName != enc {
+		c, err := budget.Exact(enc)
+		if err != nil {
+			return nil
+		}
+		a.counter, a.encName = c, enc
+	}
+	return a.counter
+}
+
+// next is the continuation tool.
+func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in mcpcore.NextInput
+	if err := decodeArgs(req, &in); err != nil || in.Cursor == "" {
+		return errorResult(mcpcore.ArgumentError("cursor", a.names.Next+` needs {"cursor": "<nextCursor>"}`,
+			"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged.")), nil
+	}
+	r, err := a.g.Resume(in.Cursor, a.subjectOf(ctx, req))
+	if err != nil {
+		return errorResult(mcpcore.ErrorOf(err)), nil
+	}
+	r.Path = r.Endpoint
+	return a.serve(ctx, r)
+}
+
+// details is the drill-down tool.
+func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in mcpcore.DetailsInput
+	if err := decodeArgs(req, &in); err != nil || in.Tool == "" || in.Fields == "" {
+		return errorResult(mcpcore.ArgumentError("fields", a.names.Details+` needs {"tool": "...", "arguments": {...}, "fields": "..."}`,
+			`"tool" the name of the summarized tool, "arguments" its arguments, "fields" "all" or a comma-separated list of fields`,
+			"Copy the call from the summary's guidance line.")), nil
+	}
+	if in.Tool == a.names.Next || in.Tool == a.names.Details {
+		return errorResult(mcpcore.ArgumentError("tool", fmt.Sprintf("%s cannot drill into %s", a.names.Details, in.Tool),
+			"the name of the tool whose result was summarized", "Name the tool of the original call.")), nil
+	}
+	args, err := mcpcore.CanonicalArguments(in.Arguments)
+	if err != nil {
+		return errorResult(mcpcore.ArgumentError("arguments", err.Error(), "a JSON object", "Pass the arguments of the original call.")), nil
+	}
+	r := ctxfit.Request{Endpoint: in.Tool, Path: in.Tool, Subject: a.subjectOf(ctx, req), Filters: args, Fields: in.Fields}
+	return a.serve(ctx, r)
+}
+
+// serve answers a continuation or drill-down request r, running the tool
+// it names when the Guard needs its result.
+func (a *adapter) serve(ctx context.Context, r ctxfit.Request) (*mcp.CallToolResult, error) {
+	var f fetched
+	res, err := a.g.Handle(ctx, r, f.fetch(a.invoke(r.Endpoint, r.Filters)))
+	if err != nil {
+		if f.result != nil && errors.Is(err, errUnshapeable) {
+			return f.result, nil // the tool answered with an error or non-text content
+		}
+		if ie, ok := errors.AsType[*innerError](err); ok {
+			return errorResult(mcpcore.Error{Code: "tool_failed", Message: ie.Error(), Data: mcpcore.ErrorData{
+				Parameter: "tool", Suggestion: "Call the tool " + r.Endpoint + " directly.", Status: 500}}), nil
+		}
+		return errorResult(mcpcore.ErrorOf(err)), nil
+	}
+	out := &mcp.CallToolResult{}
+	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, isObject(res.Body), nil)
+	return out, nil
+}
+
+// innerError is the JSON-RPC error of a tool call the adapter dispatched.
+type innerError struct {
+	tool string
+	code int
+	msg  string
+}
+
+func (e *innerError) Error() string {
+	return fmt.Sprintf("mcpgofit: calling %s: %s (JSON-RPC error %d)", e.tool, e.msg, e.code)
+}
+
+// invoke returns a function that calls the tool named tool with args
+// through the server, on the session and context of the caller, marked so
+// that the middleware does not shape the result.
+func (a *adapter) invoke(tool string, args json.RawMessage) func(context.Context) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context) (*mcp.CallToolResult, error) {
+		msg, err := json.Marshal(map[string]any{
+			"jsonrpc": mcp.JSONRPC_VERSION,
+			"id":      fmt.Sprintf("ctxfit-%d", a.innerIDs.Add(1)),
+			"method":  mcp.MethodToolsCall,
+			"params":  map[string]any{"name": tool, "arguments": args},
+		})
+		if err != nil {
+			return nil, err
+		}
+		switch resp := a.s.HandleMessage(context.WithValue(ctx, innerKey{}, true), msg).(type) {
+		case mcp.JSONRPCResponse:
+			if res, ok := resp.Result.(*mcp.CallToolResult); ok {
+				return res, nil
+			}
+			return nil, &innerError{tool: tool, code: mcp.INTERNAL_ERROR, msg: fmt.Sprintf("unexpected result %T", resp.Result)}
+		case mcp.JSONRPCError:
+			return nil, &innerError{tool: tool, code: resp.Error.Code, msg: resp.Error.Message}
+		default:
+			return nil, &innerError{tool: tool, code: mcp.INTERNAL_ERROR, msg: fmt.Sprintf("unexpected response %T", resp)}
+		}
+	}
+}
+
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// decodeArgs decodes the arguments of a call strictly: unknown fields are an
+// error.
+func decodeArgs(req mcp.CallToolRequest, v any) error {
+	raw, err := argumentsOf(req)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// errorResult is a tool result with isError set, carrying e as text and as
+// structured content.
+func errorResult(e mcpcore.Error) *mcp.CallToolResult {
+	data, _ := json.Marshal(e)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{mcp.NewTextContent(e.Text())},
+		StructuredContent: json.RawMessage(data),
+	}
+}
+
+// outputSchemaOf returns a tool's output schema as JSON, by the rule mcp-go's
+// output validation uses, and whether it has one.
+func outputSchemaOf(t mcp.Tool) (json.RawMessage, bool) {
+	if len(t.RawOutputSchema) > 0 {
+		return t.RawOutputSchema, true
+	}
+	if t.OutputSchema.Type == "" && len(t.OutputSchema.Properties) == 0 && len(t.OutputSchema.Required) == 0 {
+		return nil, false
+	}
+	b, err := json.Marshal(t.OutputSchema)
+	return b, err == nil
+}
+
+func setOutputSchema(t *mcp.Tool, schema json.RawMessage) {
+	t.RawOutputSchema = schema
+	t.OutputSchema = mcp.ToolOutputSchema{} // mcp-go refuses to marshal a tool with both
+}
+
+// rewritten returns schema rewritten to accept shaped results, cached.
+func (a *adapter) rewritten(schema json.RawMessage) (json.RawMessage, bool) {
+	if v, ok := a.rewrites.Load(string(schema)); ok {
+		return v.(json.RawMessage), true
+	}
+	out, err := mcpcore.OutputSchema(schema)
+	if err != nil || out == nil {
+		return nil, false
+	}
+	a.rewrites.Store(string(schema), out)
+	return out, true
+}
+
+// rewriteRegistered re-registers the tools of the server that have an
+// output schema with the schema rewritten, so that mcp-go's output
+// validation, which runs after the middleware against the registered tool,
+// accepts shaped results. Disabled tools are rewritten too: settings can be
+// reloaded.
+func (a *adapter) rewriteRegistered() {
+	a.originals = make(map[string]schemas)
+	var batch []server.ServerTool
+	for name, st := range a.s.ListTools() {
+		schema, ok := outputSchemaOf(st.Tool)
+		if !ok {
+			continue
+		}
+		rw, ok := a.rewritten(schema)
+		if !ok || bytes.Equal(rw, schema) {
+			continue
+		}
+		t := st.Tool
+		setOutputSchema(&t, rw)
+		batch = append(batch, server.ServerTool{Tool: t, Handler: st.Handler})
+		a.originals[name] = schemas{original: schema, rewritten: rw}
+	}
+	if len(batch) > 0 {
+		a.s.AddTools(batch...)
+	}
+}
+
+// filter is the tool filter: it shows every guarded tool's output schema
+// rewritten to accept shaped results, and a disabled tool's own schema.
+func (a *adapter) filter(_ context.Context, tools []mcp.Tool) []mcp.Tool {
+	out := make([]mcp.Tool, len(tools))
+	copy(out, tools)
+	for i := range out {
+		t := &out[i]
+		schema, ok := outputSchemaOf(*t)
+		if !ok {
+			continue
+		}
+		if !a.guarded(t.Name) {
+			if o, ok := a.originals[t.Name]; ok && bytes.Equal(schema, o.rewritten) {
+				setOutputSchema(t, o.original)
+			}
+			continue
+		}
+		if rw, ok := a.rewritten(schema); ok {
+			setOutputSchema(t, rw)
+		}
+	}
+	return out
+}
