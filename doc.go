@@ -8,28 +8,67 @@
 // it so that nothing is over budget and nothing is lost: whatever it holds
 // back stays reachable through signed, expiring cursors.
 //
-// # Packages
+// # The guard
 //
-// The root package will hold the transport-neutral engine. The packages it
-// builds on are usable on their own:
+// [Guard] is the transport-neutral engine. [Guard.Handle] takes the request's
+// ctxfit parameters ([Request]) and a [Fetch] that runs the handler, and
+// returns what to send ([Result]):
 //
-//   - [github.com/ctxfit/ctxfit/budget] counts tokens exactly (tiktoken's
-//     o200k_base and cl100k_base, tens of times faster than tiktoken-go and
-//     allocation-free) and holds the threshold and hard cap of a response.
-//   - [github.com/ctxfit/ctxfit/cursor] issues opaque continuation tokens:
-//     encrypted, HMAC-SHA256-signed, expiring, bound to the endpoint and query
-//     they were issued for, with key rotation.
-//   - [github.com/ctxfit/ctxfit/pagination] turns lists into pages sized to a
-//     token budget, with a cursor to the next page, following the data model's
-//     PaginatedResponse.
+//   - under the threshold, the response itself, byte for byte;
+//   - a JSON array, or an object whose bulk is one array: a page fitted to the
+//     budget with a cursor to the next (an object keeps its other fields);
+//   - another large object: a summary with a drill-down link;
+//   - text, or a JSON string that dominates the response: chunks cut at
+//     semantic boundaries;
+//   - anything no strategy brings under the hard cap: a byte-bounded cut with
+//     a continuation cursor.
 //
-// The command-line tool is [github.com/ctxfit/ctxfit/cmd/ctxfit]: `ctxfit demo`
-// shows the packages at work on generated data, `ctxfit count` counts the
-// tokens of a file.
+// Shaped responses carry estimatedTokens, budgetUsed and budgetRemaining in
+// their meta. Continuations find their data in a [store.Store] (store mode,
+// the default) or by running the handler again and checking a fingerprint of
+// the data (replay mode). [ProblemOf] maps every error to a status, a code
+// and a suggestion an LLM can act on; the adapters use it in one place.
+// [Config] holds the serializable settings, with per-endpoint overrides;
+// [Guard.Reload] swaps them while requests are in flight.
+//
+// # Adapters
+//
+//   - [github.com/ctxfit/ctxfit/httpfit]: net/http middleware.
+//   - [github.com/ctxfit/ctxfit/mcpfit]: the official MCP Go SDK.
+//   - [github.com/ctxfit/ctxfit/mcpgofit]: mark3labs/mcp-go.
+//
+// All three call the same Guard, so they behave the same.
+//
+// # Building blocks
+//
+// Usable on their own, and importing no MCP SDK and no net/http server code:
+//
+//   - [github.com/ctxfit/ctxfit/budget]: exact token counting (tiktoken's
+//     o200k_base and cl100k_base, tens of times faster than tiktoken-go,
+//     allocation-free, linear on adversarial input) and the budget itself.
+//   - [github.com/ctxfit/ctxfit/cursor]: opaque continuation tokens,
+//     encrypted and HMAC-SHA256 signed, expiring, bound to the endpoint and
+//     query they were issued for, with key rotation.
+//   - [github.com/ctxfit/ctxfit/pagination]: budget-fitted pages
+//     (PaginatedResponse[T]).
+//   - [github.com/ctxfit/ctxfit/summary]: projections, automatic field
+//     selection, drill-downs, top-N and compact text formats.
+//   - [github.com/ctxfit/ctxfit/chunk]: semantic chunking with exact token
+//     bounds and line ranges.
+//   - [github.com/ctxfit/ctxfit/conversation]: fitting a chat history into a
+//     budget.
+//   - [github.com/ctxfit/ctxfit/store]: the snapshot store and its
+//     conformance suite.
+//   - [github.com/ctxfit/ctxfit/telemetry]: a record per response and its
+//     sinks (slog, an in-memory aggregate, OpenTelemetry metrics).
+//   - [github.com/ctxfit/ctxfit/config]: environment variables, JSON and
+//     YAML files, hot reload.
+//
+// The command-line tool is [github.com/ctxfit/ctxfit/cmd/ctxfit].
 //
 // # Two promises
 //
 // Nothing over budget: no shaped response exceeds the hard cap, by exact
-// count. Nothing lost: following every cursor reproduces the original data
-// exactly. The property tests of each package hold the code to both.
+// count. Nothing lost: following every cursor and drill-down reproduces the
+// original data exactly. Property tests hold the packages to both.
 package ctxfit

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -234,4 +235,10 @@ func TestFromEnvErrors(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "config: invalid settings from the base settings: threshold -1 must be >= 0")
 	})
+}
+
+func TestReadmeHasTheConfigurationTable(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), config.EnvMarkdown(), "README.md's configuration table is config.EnvMarkdown(); paste it again")
 }
