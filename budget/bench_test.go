@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -75,22 +76,31 @@ func BenchmarkCount(b *testing.B) {
 
 // BenchmarkCountAdversarial measures one 64 KB piece of a single character
 // class (the input that makes tiktoken-go quadratic) beside ordinary prose of
-// the same size, so the per-byte ratio can be read from one run.
+// the same size, so the per-byte ratio can be read from one run:
+//
+//	go test ./budget -run '^$' -bench CountAdversarial -benchmem
 func BenchmarkCountAdversarial(b *testing.B) {
 	c, err := budget.Exact(budget.O200KBase)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cases := map[string]string{
-		"prose-64KB":        corpus.Prose(64 << 10)[:64<<10],
-		"one-word-64KB":     strings.Repeat("a", 64<<10),
-		"one-punct-64KB":    strings.Repeat("=", 64<<10),
-		"one-space-64KB":    strings.Repeat(" ", 64<<10) + "x",
-		"mixed-letter-64KB": strings.Repeat("abcdefghij", 64<<10/10),
+	r := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 64<<10)
+	for i := range random {
+		random[i] = 'a' + byte(r.IntN(26))
 	}
-	for _, name := range []string{"prose-64KB", "one-word-64KB", "one-punct-64KB", "one-space-64KB", "mixed-letter-64KB"} {
+	cases := map[string]string{
+		"prose-64KB":         corpus.Prose(64 << 10)[:64<<10],
+		"one-word-64KB":      strings.Repeat("a", 64<<10),
+		"one-punct-64KB":     strings.Repeat("=", 64<<10),
+		"one-space-64KB":     strings.Repeat(" ", 64<<10) + "x",
+		"mixed-letter-64KB":  strings.Repeat("abcdefghij", 64<<10/10),
+		"random-letter-64KB": string(random),
+	}
+	for _, name := range []string{"prose-64KB", "one-word-64KB", "one-punct-64KB", "one-space-64KB", "mixed-letter-64KB", "random-letter-64KB"} {
 		text := cases[name]
 		b.Run(name, func(b *testing.B) {
+			c.Count(text) // builds the long-piece tables once, before timing
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {

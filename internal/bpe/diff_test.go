@@ -3,6 +3,7 @@ package bpe_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -123,6 +124,12 @@ func FuzzMatchesTiktoken(f *testing.F) {
 	for _, s := range tricky {
 		f.Add(s)
 	}
+	// Long pieces, for the backtracking search: runs ending in each way,
+	// random letters and punctuation.
+	f.Add(strings.Repeat("=", 97) + "-" + strings.Repeat("=", 50))
+	f.Add(strings.Repeat(" ", 130) + "\t" + strings.Repeat(" ", 70) + "x")
+	f.Add("qzkxjvbwpmfyhgltdnrcsaeiouqzkxjvbwpmfyhgltdnrcsaeiouqzkxjvbwpmfyhglt")
+	f.Add("*=-*==-**=--=*-=**=-=--**==-=*-*=-==*--=**-*=-=*=--==*-*=*-=--*==*-=*")
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > 2000 {
 			return
@@ -141,24 +148,51 @@ func FuzzMatchesTiktoken(f *testing.F) {
 
 func TestCountMatchesTiktokenOnLongPieces(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	letters := []string{"a", "b", "e", "r", "s", "é", "日", "\u0301", "A"}
-	puncts := []string{"!", "=", "-", "{", "}", "*", "\"", ":"}
+	sets := map[string][]string{
+		"letters":     {"a", "b", "e", "r", "s", "é", "日", "\u0301", "A"},
+		"lower":       {"a", "b", "e", "r", "s", "t", "n", "o"},
+		"punctuation": {"!", "=", "-", "{", "}", "*", "\"", ":"},
+		"two puncts":  {"=", "-"},
+		"spaces":      {" ", " ", " ", "\t", "\n", "\r\n"},
+		"cjk":         {"日", "本", "語", "の", "テ", "キ", "ス", "ト"},
+		"marks":       {"a", "e", "\u0301", "\u0308", "\u0327"},
+		"words":       {"the", "token", "ization", "inter", "national", "budget", "counter", "of"},
+	}
+	names := make([]string, 0, len(sets))
+	for name := range sets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	for _, name := range encodings {
 		e, ref := load(t, name), reference(t, name)
-		for i := range 200 {
-			set := letters
-			if i%2 == 1 {
-				set = puncts
-			}
-			var b strings.Builder
-			for range 50 + r.IntN(1500) {
-				b.WriteString(set[r.IntN(len(set))])
-			}
-			s := b.String()
+		check := func(t *testing.T, s string) bool {
 			want := ref.EncodeOrdinary(s)
-			if !assert.Equal(t, want, e.Encode(s), "%s case %d: %q", name, i, trunc(s)) {
-				return
-			}
+			return assert.Equal(t, want, e.Encode(s), "%q", trunc(s)) &&
+				assert.Equal(t, len(want), e.Count(s), "%q", trunc(s))
 		}
+		for _, set := range names {
+			t.Run(name+"/"+set, func(t *testing.T) {
+				for range 40 {
+					var b strings.Builder
+					for n := 50 + r.IntN(1500); b.Len() < n; {
+						b.WriteString(sets[set][r.IntN(len(sets[set]))])
+					}
+					if !check(t, b.String()) {
+						return
+					}
+				}
+			})
+		}
+		// Runs of one character, with every tail length up to the longest
+		// token, so each way a run can end is checked.
+		t.Run(name+"/runs", func(t *testing.T) {
+			for _, c := range []string{"=", " ", "-", "*", "a", "日"} {
+				for n := 49; n <= 300; n++ {
+					if !check(t, strings.Repeat(c, n)) || !check(t, strings.Repeat(c, n)+"x") {
+						return
+					}
+				}
+			}
+		})
 	}
 }

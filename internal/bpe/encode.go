@@ -41,6 +41,18 @@ func (e *Encoding) countPiece(p string) int {
 		var starts [shortPiece + 1]int32
 		return e.mergeShort(p, &starts)
 	}
+	return e.countLong(p)
+}
+
+// countLong counts the tokens of a piece longer than shortPiece.
+func (e *Encoding) countLong(p string) int {
+	if bt := e.backtracker(); bt != nil {
+		sc := getScratch()
+		defer putScratch(sc)
+		if bt.encode(p, sc) {
+			return len(sc.stack)
+		}
+	}
 	return e.mergeLong(p, nil)
 }
 
@@ -63,7 +75,7 @@ func (e *Encoding) Encode(text string) []int {
 				out = append(out, int(e.rank(p[starts[k]:starts[k+1]])))
 			}
 		default:
-			e.mergeLong(p, func(a, b int) { out = append(out, int(e.rank(p[a:b]))) })
+			out = e.appendLong(out, p)
 		}
 		i = j
 	}
@@ -107,4 +119,20 @@ func sanitize(s string) string {
 		i += n
 	}
 	return string(b)
+}
+
+// appendLong appends the tokens of a piece longer than shortPiece.
+func (e *Encoding) appendLong(out []int, p string) []int {
+	if bt := e.backtracker(); bt != nil {
+		sc := getScratch()
+		defer putScratch(sc)
+		if bt.encode(p, sc) {
+			for _, t := range sc.stack {
+				out = append(out, int(t&^guessed))
+			}
+			return out
+		}
+	}
+	e.mergeLong(p, func(a, b int) { out = append(out, int(e.rank(p[a:b]))) })
+	return out
 }

@@ -35,7 +35,10 @@ type Encoding struct {
 	byByte [256]uint32 // rank of each single byte
 	maxLen int         // longest token in bytes
 	split  splitFunc
-	tokens []string // rank -> bytes, for Decode in tests
+	tokens []string // rank -> bytes ("" for unused ranks)
+
+	btOnce sync.Once
+	bt     *backtracker // long-piece tables, built on first use; see backtrack.go
 }
 
 // splitFunc returns the end of the pre-tokeniser piece that starts at s[i:].
