@@ -16,16 +16,67 @@ func (e *Encoding) CountUpTo(text string, limit int) int {
 	if !utf8.ValidString(text) {
 		text = sanitize(text)
 	}
+	if len(text) < cachedCountBytes {
+		total := 0
+		for i := 0; i < len(text); {
+			j := e.split(text, i)
+			total += e.countPiece(text[i:j])
+			if limit >= 0 && total > limit {
+				return total
+			}
+			i = j
+		}
+		return total
+	}
+	// Responses repeat their pieces (JSON keys, indentation, common words):
+	// a small direct-mapped cache, private to this call, answers most of them
+	// without a rank lookup. It lives on the stack; entries are compared by
+	// content, so a collision only costs a miss.
+	var cache [pieceCacheSize]struct {
+		piece string
+		n     int32
+	}
 	total := 0
 	for i := 0; i < len(text); {
 		j := e.split(text, i)
-		total += e.countPiece(text[i:j])
+		p := text[i:j]
+		var n int
+		if len(p) == 1 {
+			n = 1
+		} else {
+			slot := &cache[pieceHash(p)]
+			if slot.piece == p {
+				n = int(slot.n)
+			} else {
+				n = e.countPiece(p)
+				if len(p) <= shortPiece {
+					slot.piece, slot.n = p, int32(n)
+				}
+			}
+		}
+		total += n
 		if limit >= 0 && total > limit {
 			return total
 		}
 		i = j
 	}
 	return total
+}
+
+const (
+	pieceCacheSize = 512
+	// cachedCountBytes is the text length from which the piece cache pays
+	// for clearing it.
+	cachedCountBytes = 2048
+)
+
+// pieceHash is a cheap hash of a piece of 2 or more bytes for the cache.
+func pieceHash(p string) int {
+	h := uint32(len(p))*0x9E3779B1 ^ uint32(p[0])<<8 ^ uint32(p[1])<<16 ^ uint32(p[len(p)-1]) ^ uint32(p[len(p)/2])<<24
+	h ^= h >> 15
+	h *= 0x2C1B3C6D
+	h ^= h >> 13
+	return int(h & (pieceCacheSize - 1))
 }
 
 func (e *Encoding) countPiece(p string) int {
