@@ -77,6 +77,7 @@ func (g *Guard) page(ctx context.Context, e *engine, r *rules, req Request, data
 	}
 	array := data
 	b := r.budget
+	b.Threshold = max(b.Threshold-budgetMetaTokens, minPageTokens) // room for the budget fields
 	if path != nil {
 		var err error
 		if array, err = lookup(data, path); err != nil {
@@ -148,8 +149,9 @@ func (g *Guard) page(ctx context.Context, e *engine, r *rules, req Request, data
 }
 
 const (
-	pageExtraTokens = 120 // nextCursor, meta and budget fields beside a paged array
-	minPageTokens   = 200
+	budgetMetaTokens = 32  // the estimatedTokens, budgetUsed and budgetRemaining fields
+	pageExtraTokens  = 120 // nextCursor and meta beside a paged array
+	minPageTokens    = 200
 )
 
 // summarize serves a summary of a large object with a drill-down link.

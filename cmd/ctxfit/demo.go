@@ -52,7 +52,13 @@ func runDemo(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return demoChunk(stdout, counter, codec, chunk.DefaultMaxTokens)
+	if err := demoChunk(stdout, counter, codec, chunk.DefaultMaxTokens); err != nil {
+		return err
+	}
+	if err := demoHTTP(stdout, counter); err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+	return demoMCP(stdout, counter)
 }
 
 // demoCodec returns a cursor codec with a fresh random secret.
