@@ -16,7 +16,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/corpus"
 )
 
-func ctxfit(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = run(args, strings.NewReader(stdin), &out, &errOut)
@@ -47,7 +47,7 @@ func TestCount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := ctxfit(t, tt.stdin, tt.args...)
+			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
 			assert.Equal(t, 0, code, errOut)
 			assert.Equal(t, tt.want, out)
 		})
@@ -69,7 +69,7 @@ func TestCountRefusesBadInvocations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, errOut := ctxfit(t, "", tt.args...)
+			code, _, errOut := runCLI(t, "", tt.args...)
 			assert.Equal(t, tt.wantCode, code)
 			assert.Contains(t, errOut, tt.wantErr)
 		})
@@ -77,7 +77,7 @@ func TestCountRefusesBadInvocations(t *testing.T) {
 }
 
 func TestDemoPagesEveryItemExactlyOnceAndRejectsBadCursors(t *testing.T) {
-	code, out, errOut := ctxfit(t, "", "demo")
+	code, out, errOut := runCLI(t, "", "demo")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "500 of 500 items recovered, 500 exactly once, in order: true")
 	assert.Contains(t, out, "rejected: pagination: cursor: invalid:")
@@ -91,20 +91,20 @@ func TestDemoPagesEveryItemExactlyOnceAndRejectsBadCursors(t *testing.T) {
 }
 
 func TestDemoWithASmallListIssuesNoCursor(t *testing.T) {
-	code, out, errOut := ctxfit(t, "", "demo", "-items", "3")
+	code, out, errOut := runCLI(t, "", "demo", "-items", "3")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "3 of 3 items recovered")
 	assert.Contains(t, out, "no cursor was issued")
 }
 
 func TestDemoRefusesBadFlags(t *testing.T) {
-	code, _, errOut := ctxfit(t, "", "demo", "-threshold", "0")
+	code, _, errOut := runCLI(t, "", "demo", "-threshold", "0")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "threshold 0 must be > 0")
 }
 
 func TestDemoSummarizesTheBookingAndRecoversItThroughTheDrillDown(t *testing.T) {
-	code, out, errOut := ctxfit(t, "", "demo")
+	code, out, errOut := runCLI(t, "", "demo")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "== Summary: one verbose booking")
 	assert.Regexp(t, `Summary: \d+ tokens \((7\d|8\d|9\d)% fewer\)`, out, "a summary cuts at least 70%")
@@ -113,10 +113,22 @@ func TestDemoSummarizesTheBookingAndRecoversItThroughTheDrillDown(t *testing.T) 
 }
 
 func TestDemoChunksTheLogAndRecoversItByteForByte(t *testing.T) {
-	code, out, errOut := ctxfit(t, "", "demo")
+	code, out, errOut := runCLI(t, "", "demo")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "== Chunks: a 10,000-line log")
 	assert.Contains(t, out, "kind detected: log")
 	assert.Contains(t, out, "the chunks put together are the log byte for byte: true")
 	assert.Regexp(t, `Largest chunk: (1\d{3}|2000|\d{1,3}) tokens \(limit 2000\)`, out)
+}
+
+func TestDemoWalksTheHTTPExampleAndAnMCPToolResult(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "demo")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "== HTTP: the example bookings API behind httpfit, on http://127.0.0.1:")
+	for _, strategy := range []string{"200 pagination", "200 summary", "200 chunking", "400 cursor_mismatch"} {
+		assert.Contains(t, out, strategy)
+	}
+	assert.Contains(t, out, "== MCP: a tool result shaped and continued")
+	assert.Regexp(t, `Showing items 1-\d+ of 500 .* For the next page call ctxfit_next with \{"cursor":"`, out)
+	assert.Regexp(t, `Showing items \d+-\d+ of 500`, out)
 }
