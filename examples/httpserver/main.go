@@ -81,6 +81,20 @@ func run(ctx context.Context, addr string, getenv func(string) string, logger *s
 		return err
 	}
 	defer s.Close()
+	if path := getenv(config.EnvConfig); path != "" {
+		// Hot reload: a valid change of the file applies to new requests;
+		// an invalid one is logged and the running settings stay.
+		w, err := config.Watch(ctx, path, &config.WatchOptions{Getenv: getenv, Logger: logger,
+			OnChange: func(_, next ctxfit.Config) {
+				if err := s.guard.Reload(withExampleEndpoints(next)); err != nil {
+					logger.Error("httpserver: reload refused", "err", err)
+				}
+			}})
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+	}
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -283,4 +285,48 @@ func TestRunServesUntilItsContextEndsThenShutsDown(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("run did not return after its context ended")
 	}
+}
+
+func TestAChangedConfigFileAppliesToNewRequests(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ctxfit.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("threshold: 4000\n"), 0o600))
+	env := map[string]string{"CTXFIT_SECRET": secret, "CTXFIT_CONFIG": path}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, "127.0.0.1:0", func(k string) string { return env[k] }, quiet, func(a string) { addrc <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	}
+	pageSize := func() int {
+		resp, err := http.Get("http://" + addr + "/api/v1/bookings?limit=200")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var page struct {
+			Meta struct {
+				PageSize int `json:"pageSize"`
+			} `json:"meta"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+		return page.Meta.PageSize
+	}
+	before := pageSize()
+	require.Greater(t, before, 20)
+
+	require.NoError(t, os.WriteFile(path, []byte("threshold: 1000\n"), 0o600))
+	require.Eventually(t, func() bool { return pageSize() < before/2 }, 10*time.Second, 50*time.Millisecond,
+		"a smaller threshold makes smaller pages once the file changes")
+
+	require.NoError(t, os.WriteFile(path, []byte("threshold: -5\n"), 0o600))
+	time.Sleep(300 * time.Millisecond) // give the watcher a chance to (wrongly) apply it
+	assert.Less(t, pageSize(), before/2, "an invalid change keeps the previous settings")
+	cancel()
+	require.NoError(t, <-done)
 }
