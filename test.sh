@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test.sh: ctxfit's test command. On a fresh machine with Go it needs nothing
-# else: modules come from the Go module proxy. Run from anywhere.
+# test.sh: ctxfit's test command. On a fresh machine with Go and Node 20 (npm) it needs nothing
+# else: modules come from the Go module proxy and the npm registry. Run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -12,6 +12,9 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+echo "== npm install (e2e/ts: the TypeScript MCP client of the end-to-end tests)"
+(cd e2e/ts && npm install --no-audit --no-fund)
 
 echo "== go test"
 go test -race -shuffle=on -count=1 ./...

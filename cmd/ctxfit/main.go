@@ -4,6 +4,9 @@
 //
 //	ctxfit demo                 show paging, cursors and their errors on generated data
 //	ctxfit count [FLAGS] [FILE] print the exact token count of FILE or standard input
+//	ctxfit shape [FLAGS] [FILE] print what the guard would return for a response
+//	ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
+//	                            put the guard in front of a stdio MCP server
 //
 // Run "ctxfit help" or "ctxfit COMMAND -h" for the flags of each command.
 package main
@@ -25,6 +28,10 @@ const usage = `ctxfit keeps responses for LLMs inside a token budget, losing not
 Usage:
   ctxfit demo                                          show paging, cursors and their errors on generated data
   ctxfit count [--encoding o200k_base|cl100k_base] [FILE]  print the exact token count of FILE (or standard input)
+  ctxfit shape [--threshold N] [--hard-cap N] [--encoding E] [--content-type T] [FILE]
+                                                       print what the guard would return for a JSON or text response
+  ctxfit proxy [FLAGS] -- COMMAND [ARGS...]            put the guard in front of the stdio MCP server COMMAND runs
+                                                       (stdio, or streamable HTTP with --listen 127.0.0.1:PORT)
   ctxfit help                                          show this help
 `
 
@@ -41,6 +48,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runDemo(args[1:], stdout)
 	case "count":
 		err = runCount(args[1:], stdin, stdout)
+	case "shape":
+		err = runShape(args[1:], stdin, stdout, stderr)
+	case "proxy":
+		err = runProxy(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

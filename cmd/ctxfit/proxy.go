@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/proxy"
+)
+
+const proxyUsage = `Usage: ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
+
+Puts ctxfit in front of the MCP server that COMMAND runs over stdio: tool
+results are kept within the token budget, and ctxfit_next and ctxfit_details
+lead to the rest. Serves stdio (standard input and output are the protocol;
+logs go to standard error as JSON lines) or, with --listen, streamable HTTP
+at http://ADDR/mcp.
+
+Settings come from the defaults, then the file of --config (or
+CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below; the
+file is watched and reloaded when it changes.
+
+Flags:
+`
+
+// proxyFlags are the command line of `ctxfit proxy`.
+type proxyFlags struct {
+	fs         *flag.FlagSet
+	configPath string
+	listen     string
+	threshold  int
+	hardCap    int
+	mode       string
+	encoding   string
+	opts       proxy.Options
+	rateSpec   string
+	logLevel   string
+	command    []string
+}
+
+func parseProxyFlags(args []string, out io.Writer) (*proxyFlags, error) {
+	f := &proxyFlags{fs: newFlagSet("proxy", out)}
+	fs := f.fs
+	fs.StringVar(&f.configPath, "config", "", "settings file (JSON or YAML), watched for changes; default $CTXFIT_CONFIG")
+	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	fs.IntVar(&f.threshold, "threshold", 0, "token count above which a result is shaped (default 4000)")
+	fs.IntVar(&f.hardCap, "hard-cap", 0, "token count no shaped result exceeds (default 12000)")
+	fs.StringVar(&f.mode, "mode", "", "how continuations find their data: store or replay (default store)")
+	fs.StringVar(&f.encoding, "encoding", "", "tiktoken encoding: o200k_base or cl100k_base (default o200k_base)")
+	fs.DurationVar(&f.opts.CallTimeout, "call-timeout", proxy.DefaultCallTimeout, "longest wait for the upstream to answer one tool call")
+	fs.StringVar(&f.rateSpec, "rate", "", "tool calls per second allowed per client, e.g. 5 or 5/s (default: no limit)")
+	fs.IntVar(&f.opts.Burst, "burst", 0, "calls a client may make at once within --rate (default: the rate rounded up)")
+	fs.IntVar(&f.opts.BreakerFailures, "breaker-failures", proxy.DefaultBreakerFailures, "consecutive upstream failures that open the circuit breaker")
+	fs.DurationVar(&f.opts.BreakerOpen, "breaker-open", proxy.DefaultBreakerOpen, "how long the open breaker refuses calls")
+	fs.DurationVar(&f.opts.BackoffMin, "backoff-min", proxy.DefaultBackoffMin, "first delay before restarting an upstream that went down")
+	fs.DurationVar(&f.opts.BackoffMax, "backoff-max", proxy.DefaultBackoffMax, "longest delay between restarts")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), proxyUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, usageErrorOf(err)
+	}
+	f.command = fs.Args()
+	if len(f.command) == 0 {
+		return nil, usageError{errors.New("needs the upstream's command: ctxfit proxy [FLAGS] -- COMMAND [ARGS...]")}
+	}
+	if f.rateSpec != "" {
+		r, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(f.rateSpec), "/s"), 64)
+		if err != nil || r < 0 {
+			return nil, usageError{fmt.Errorf("--rate %q: want a number of calls per second, e.g. 5 or 5/s", f.rateSpec)}
+		}
+		f.opts.Rate = rate.Limit(r)
+	}
+	if f.opts.Burst < 0 || f.opts.BreakerFailures < 1 || f.opts.CallTimeout <= 0 || f.opts.BreakerOpen <= 0 ||
+		f.opts.BackoffMin <= 0 || f.opts.BackoffMax < f.opts.BackoffMin {
+		return nil, usageError{errors.New("--burst must be >= 0, --breaker-failures >= 1, --call-timeout, --breaker-open and --backoff-min > 0, --backoff-max >= --backoff-min")}
+	}
+	if _, err := f.overlay(ctxfit.Config{}); err != nil {
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+// overlay returns c with the settings given as flags; flags win over the
+// file and the environment.
+func (f *proxyFlags) overlay(c ctxfit.Config) (ctxfit.Config, error) {
+	f.fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "threshold":
+			c.Threshold = f.threshold
+		case "hard-cap":
+			c.HardCap = f.hardCap
+		case "mode":
+			c.Mode = f.mode
+		case "encoding":
+			c.Encoding = f.encoding
+		}
+	})
+	if err := c.Validate(); err != nil {
+		return ctxfit.Config{}, err
+	}
+	return c, nil
+}
+
+func (f *proxyFlags) level() slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// runProxy is `ctxfit proxy`: it serves until the client disconnects
+// (stdio), or until SIGINT or SIGTERM.
+func runProxy(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveProxy(ctx, args, stdin, stdout, stderr, os.Getenv)
+}
+
+func serveProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	f, err := parseProxyFlags(args, stderr) // stdout is the protocol
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.level()}))
+	f.opts.Logger = logger
+	f.opts.Stderr = stderr
+
+	g, closeGuard, err := newProxyGuard(ctx, f, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer closeGuard()
+
+	p, err := proxy.New(ctx, proxy.Command{Path: f.command[0], Args: f.command[1:]}, g, &f.opts)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	logger.Info("proxy: the upstream server is up", "command", strings.Join(f.command, " "))
+	if f.listen == "" {
+		err := p.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(stdin), Writer: writeCloser(stdout)})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		return nil
+	}
+	return serveProxyHTTP(ctx, f.listen, p, logger)
+}
+
+// newProxyGuard returns the guard configured by the settings with the
+// flags laid over them. With a settings file (--config or CTXFIT_CONFIG) it
+// watches the file and reloads the guard when it changes; an invalid
+// change is logged and the settings in force stay.
+func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) string, logger *slog.Logger) (*ctxfit.Guard, func(), error) {
+	path := f.configPath
+	if path == "" {
+		path = strings.TrimSpace(getenv(config.EnvConfig))
+	}
+	if path == "" {
+		c, err := config.Load("", getenv)
+		if err == nil {
+			c, err = f.overlay(c)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		g, err := ctxfit.New(&ctxfit.Options{Config: c, Logger: logger})
+		if err != nil {
+			return nil, nil, err
+		}
+		return g, func() { g.Close() }, nil
+	}
+	var guard atomic.Pointer[ctxfit.Guard]
+	reload := func(c ctxfit.Config) {
+		g := guard.Load()
+		if g == nil {
+			return // not built yet: it starts from the latest settings
+		}
+		c, err := f.overlay(c)
+		if err == nil {
+			err = g.Reload(c)
+		}
+		if err != nil {
+			logger.Error("proxy: the new settings were not applied", "err", err)
+		}
+	}
+	w, err := config.Watch(ctx, path, &config.WatchOptions{
+		Logger:   logger,
+		Getenv:   getenv,
+		OnChange: func(_, c ctxfit.Config) { reload(c) },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := f.overlay(w.Current())
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: c, Logger: logger})
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	guard.Store(g)
+	reload(w.Current()) // a change while the guard was built
+	return g, func() { w.Close(); g.Close() }, nil
+}
+
+func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.Server() }, nil))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	logger.Info("proxy: serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if wc, ok := w.(io.WriteCloser); ok {
+		return wc
+	}
+	return nopWriteCloser{w}
+}
