@@ -13,6 +13,7 @@ import (
 	"github.com/tmc/langchaingo/textsplitter"
 
 	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/internal/corpus"
 )
 
 const (
@@ -20,7 +21,7 @@ const (
 	maxTokens  = 2000
 )
 
-var prose = sync.OnceValue(func() string { return Prose(proseBytes) })
+var prose = sync.OnceValue(func() string { return corpus.Prose(proseBytes) })
 
 // tiktokenGo returns tiktoken-go's o200k_base encoder with ranks from the
 // files embedded in tiktoken-go-loader: tiktoken-go downloads them by
