@@ -48,12 +48,14 @@ func ExampleInstall() {
 	// Cursors and the token counts of pages that hold one vary from run to run.
 	cursor := regexp.MustCompile(`"cursor":"[^"]+"`)
 	tokens := regexp.MustCompile(`\([0-9,]+ tokens`)
+	// So does the size of the first page, by an item or so.
+	firstPage := regexp.MustCompile(`items 1-[0-9]+ of`)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_bookings"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	line := res.Content[1].(*mcp.TextContent).Text
-	fmt.Println(tokens.ReplaceAllString(cursor.ReplaceAllString(line, `"cursor":"…"`), "(… tokens"))
+	fmt.Println(firstPage.ReplaceAllString(tokens.ReplaceAllString(cursor.ReplaceAllString(line, `"cursor":"…"`), "(… tokens"), "items 1-… of"))
 
 	count := func(res *mcp.CallToolResult) int {
 		var page struct{ Items []json.RawMessage }
@@ -73,7 +75,7 @@ func ExampleInstall() {
 	fmt.Println(tokens.ReplaceAllString(last, "(… tokens"))
 	fmt.Println(items, "bookings in all")
 	// Output:
-	// Showing items 1-44 of 500 (… tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"…"}.
+	// Showing items 1-… of 500 (… tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"…"}.
 	// Showing items …-500 of 500 (… tokens; budget 4,000). This is the last page.
 	// 500 bookings in all
 }
