@@ -49,6 +49,10 @@ type Response struct {
 	// Empty means sniffed: JSON when the body is valid JSON, else text when
 	// it is valid UTF-8.
 	ContentType string
+	// CacheHit says whether Body came from a response cache (true) or the
+	// handler (false); nil means no cache was consulted. The Guard copies it
+	// to the record's CacheHit.
+	CacheHit *bool
 }
 
 // Result is what the Guard returns for one response.

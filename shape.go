@@ -45,7 +45,13 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (Result, e
 	start := g.now()
 	e := g.cur.Load()
 	r := e.rulesFor(req.Endpoint)
-	res, err := g.handle(ctx, e, r, req, fetch)
+	var cacheHit *bool
+	res, err := g.handle(ctx, e, r, req, func(ctx context.Context) (Response, error) {
+		resp, err := fetch(ctx)
+		cacheHit = resp.CacheHit
+		return resp, err
+	})
+	res.Record.CacheHit = cacheHit
 	res.Record.RequestID = req.RequestID
 	res.Record.Endpoint = req.Endpoint
 	res.Record.Timestamp = start

@@ -1,0 +1,56 @@
+// Package cache keeps upstream responses (a handler's or a tool's full
+// result) for a while, so that asking again for the same thing does not run
+// the upstream again.
+//
+// It sits in front of the upstream, not in front of ctxfit: the [Cache]
+// stores the full response a [ctxfit.Fetch] returns, and the Guard shapes
+// it (pages, summaries, chunks) on every request as usual. That is why the
+// key holds what selects the upstream response and nothing of ctxfit's own
+// parameters (see [Key]).
+//
+// # Use
+//
+// Create one [Cache] per process with [New] and wrap the Fetch of each
+// request with [Wrap]:
+//
+//	c := cache.New(nil) // 1 hour, 1,000 entries, 64 MiB, least recently used goes first
+//	defer c.Close()
+//	res, err := guard.Handle(ctx, req, cache.Wrap(c, req, fetch))
+//
+// A nil *Cache is valid in [Wrap] and means no caching, so an adapter can
+// keep an optional *Cache and wrap unconditionally.
+//
+// # Keys
+//
+// [Key] is a digest of the request's Endpoint, Path, Subject, Order and
+// canonical Filters (a JSON value with sorted object keys). Two requests
+// that differ only in the order of their parameters share an entry; a
+// different endpoint, path, subject, order or filter value does not.
+// ctxfit's own parameters (Cursor, Limit, Fields, StartLine, EndLine) and
+// the RequestID are not part of the key: the cache holds the full upstream
+// response, from which the Guard cuts every page, chunk and drill-down.
+// Whatever else changes the upstream response (a header such as
+// Accept-Language, the caller's identity) must be folded into the Subject,
+// or the cache must not be used for that endpoint.
+//
+// # What is stored
+//
+// A successful response whose body is not empty ([Options.Cacheable]
+// decides; see also [DontStore]). Errors are never stored. When several
+// requests miss the same key at once, one of them runs the upstream and the
+// others wait for its response (singleflight); when that response is an
+// error or is not to be stored, each waiter runs its own.
+//
+// # Backends
+//
+// A [Backend] holds the entries: [Memory] (the default) is an in-process
+// LRU bounded by entries and bytes; a shared backend such as Redis lets
+// several instances share entries. The Cache fails open: a backend error is
+// a miss (counted in [Stats.BackendErrors]), never a failed request.
+//
+// # Telemetry
+//
+// [Cache.Stats] counts hits, misses and shared results. The per-response
+// [telemetry.Record.CacheHit] is set by the Guard from what the wrapped
+// Fetch reports (see [Wrap]).
+package cache
