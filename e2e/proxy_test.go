@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 )
 
 // proxyConfig is the proxy's settings file: the examples' own endpoint
@@ -36,89 +36,6 @@ func writeProxyConfig(t *testing.T) string {
 	return file
 }
 
-var exact = func() budget.Counter {
-	c, err := budget.Exact(budget.O200KBase)
-	if err != nil {
-		panic(err)
-	}
-	return c
-}()
-
-type session struct {
-	t  *testing.T
-	cs *mcp.ClientSession
-}
-
-func (s session) call(tool string, args any) *mcp.CallToolResult {
-	s.t.Helper()
-	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(s.t, err)
-	return res
-}
-
-func texts(t *testing.T, res *mcp.CallToolResult) []string {
-	t.Helper()
-	var out []string
-	for _, c := range res.Content {
-		tc, ok := c.(*mcp.TextContent)
-		require.True(t, ok, "content %T is not text", c)
-		out = append(out, tc.Text)
-	}
-	return out
-}
-
-// follow calls tool, then ctxfit_next until the end, and returns the
-// bodies; no result may exceed the hard cap by exact count.
-func (s session) follow(tool string, args any) []string {
-	t := s.t
-	t.Helper()
-	var bodies []string
-	res := s.call(tool, args)
-	for range 2000 {
-		require.False(t, res.IsError, "%v", texts(t, res))
-		all := texts(t, res)
-		assert.LessOrEqual(t, exact.Count(strings.Join(all, "\n")), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		bodies = append(bodies, all[0])
-		next, _ := res.Meta[mcpcore.MetaNextCursor].(string)
-		if next == "" {
-			return bodies
-		}
-		res = s.call(mcpcore.DefaultNextTool, map[string]any{"cursor": next})
-	}
-	t.Fatal("too many continuations")
-	return nil
-}
-
-func joinArrays(t *testing.T, bodies []string, key string) string {
-	t.Helper()
-	var all []string
-	for _, body := range bodies {
-		var b map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal([]byte(body), &b))
-		var items []json.RawMessage
-		require.NoError(t, json.Unmarshal(b[key], &items), "no %q in %.200s", key, body)
-		for _, it := range items {
-			all = append(all, string(it))
-		}
-	}
-	return "[" + strings.Join(all, ",") + "]"
-}
-
-func joinContent(t *testing.T, bodies []string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, body := range bodies {
-		var ch struct {
-			Content *string `json:"content"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(body), &ch))
-		require.NotNil(t, ch.Content, "not a chunk: %.200s", body)
-		b.WriteString(*ch.Content)
-	}
-	return b.String()
-}
-
-// upstreams are the example servers the proxy is tested in front of.
 func upstreams(t *testing.T, bins map[string]string) []string {
 	names := []string{"mcpserver"}
 	if _, ok := bins["mcpgoserver"]; ok {
@@ -138,24 +55,24 @@ func TestTheProxyInFrontOfTheExamplesLosesNothingAndStaysUnderTheHardCap(t *test
 				t.Parallel()
 				pcs, stderr := connect(t, bins["ctxfit"], "proxy", "--config", cfg, "--mode", mode, "--", bins[upstream], "-raw")
 				rcs, _ := connect(t, bins[upstream], "-raw")
-				guarded, raw := session{t, pcs}, session{t, rcs}
+				guarded, raw := mcptest.Session{T: t, CS: pcs}, mcptest.Session{T: t, CS: rcs}
 
 				t.Run("list_bookings pages reproduce the list", func(t *testing.T) {
-					guarded, raw := session{t, guarded.cs}, session{t, raw.cs}
+					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
 					for _, args := range []map[string]any{{}, {"status": "pending"}} {
-						bodies := guarded.follow("list_bookings", args)
+						bodies := guarded.Follow("list_bookings", args, ctxfit.DefaultHardCap)
 						require.Greater(t, len(bodies), 1)
-						assert.Equal(t, texts(t, raw.call("list_bookings", args))[0], joinArrays(t, bodies, "items"))
+						assert.Equal(t, mcptest.Texts(t, raw.Call("list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
 					}
 				})
 				t.Run("search_bookings pages reproduce the structured results", func(t *testing.T) {
-					guarded, raw := session{t, guarded.cs}, session{t, raw.cs}
+					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
 					args := map[string]any{"query": ""}
-					bodies := guarded.follow("search_bookings", args)
+					bodies := guarded.Follow("search_bookings", args, ctxfit.DefaultHardCap)
 					require.Greater(t, len(bodies), 1)
 					var want struct{ Results json.RawMessage }
-					require.NoError(t, json.Unmarshal([]byte(texts(t, raw.call("search_bookings", args))[0]), &want))
-					assert.Equal(t, string(want.Results), joinArrays(t, bodies, "results"))
+					require.NoError(t, json.Unmarshal([]byte(mcptest.Texts(t, raw.Call("search_bookings", args))[0]), &want))
+					assert.Equal(t, string(want.Results), mcptest.JoinItems(t, bodies, "results"))
 				})
 				t.Run("read_log chunks reproduce the log byte for byte", func(t *testing.T) {
 					if mode == ctxfit.ModeReplay && upstream != "mcpserver" {
@@ -163,27 +80,27 @@ func TestTheProxyInFrontOfTheExamplesLosesNothingAndStaysUnderTheHardCap(t *test
 						// log (about 20 s in all); one upstream is enough.
 						t.Skip("read_log is followed in replay mode in front of mcpserver only")
 					}
-					guarded, raw := session{t, guarded.cs}, session{t, raw.cs}
-					bodies := guarded.follow("read_log", nil)
+					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
+					bodies := guarded.Follow("read_log", nil, ctxfit.DefaultHardCap)
 					require.Greater(t, len(bodies), 10)
-					assert.Equal(t, texts(t, raw.call("read_log", nil))[0], joinContent(t, bodies))
+					assert.Equal(t, mcptest.Texts(t, raw.Call("read_log", nil))[0], mcptest.JoinChunks(t, bodies))
 				})
 				t.Run("get_booking is summarized and ctxfit_details returns all of it", func(t *testing.T) {
-					guarded, raw := session{t, guarded.cs}, session{t, raw.cs}
+					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
 					args := map[string]any{"id": "BK00007"}
-					res := guarded.call("get_booking", args)
+					res := guarded.Call("get_booking", args)
 					assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-					all := texts(t, res)
+					all := mcptest.Texts(t, res)
 					require.Len(t, all, 2)
-					assert.LessOrEqual(t, exact.Count(strings.Join(all, "\n")), ctxfit.DefaultHardCap)
+					assert.LessOrEqual(t, mcptest.Count(strings.Join(all, "\n")), ctxfit.DefaultHardCap)
 					call := regexp.MustCompile(`call ctxfit_details with (\{.*\}) \(or`).FindStringSubmatch(all[1])
 					require.NotNil(t, call, all[1])
 					var in map[string]any
 					require.NoError(t, json.Unmarshal([]byte(call[1]), &in))
 					in["fields"] = "all"
-					full := guarded.call(mcpcore.DefaultDetailsTool, in)
-					require.False(t, full.IsError, "%v", texts(t, full))
-					assert.Equal(t, texts(t, raw.call("get_booking", args))[0], texts(t, full)[0])
+					full := guarded.Call(mcpcore.DefaultDetailsTool, in)
+					require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
+					assert.Equal(t, mcptest.Texts(t, raw.Call("get_booking", args))[0], mcptest.Texts(t, full)[0])
 				})
 				t.Run("every call is one JSON log line on standard error", func(t *testing.T) {
 					var calls int
@@ -232,7 +149,7 @@ func TestTheProxyServesStreamableHTTP(t *testing.T) {
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	s := session{t, cs}
-	bodies := s.follow("list_bookings", map[string]any{"status": "cancelled"})
+	s := mcptest.Session{T: t, CS: cs}
+	bodies := s.Follow("list_bookings", map[string]any{"status": "cancelled"}, ctxfit.DefaultHardCap)
 	assert.Greater(t, len(bodies), 1)
 }

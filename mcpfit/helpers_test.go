@@ -11,10 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/corpus"
 	"github.com/ctxfit/ctxfit/internal/exampletools"
-	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -127,25 +126,6 @@ func guarded(t *testing.T, cfg ctxfit.Config, opts *mcpfit.Options) (guardedSess
 	return connect(t, s), connect(t, raw)
 }
 
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err)
-	return res
-}
-
-// texts returns the text blocks of a result.
-func texts(t *testing.T, res *mcp.CallToolResult) []string {
-	t.Helper()
-	var out []string
-	for _, c := range res.Content {
-		tc, ok := c.(*mcp.TextContent)
-		require.True(t, ok, "content %T is not text", c)
-		out = append(out, tc.Text)
-	}
-	return out
-}
-
 // bodyOf is what ctxfit measures of a raw result: its structured content as
 // JSON, else its text.
 func bodyOf(t *testing.T, res *mcp.CallToolResult) string {
@@ -155,78 +135,27 @@ func bodyOf(t *testing.T, res *mcp.CallToolResult) string {
 		require.NoError(t, err)
 		return string(b)
 	}
-	return strings.Join(texts(t, res), "\n")
+	return strings.Join(mcptest.Texts(t, res), "\n")
 }
 
-var exact = func() budget.Counter {
-	c, err := budget.Exact(budget.O200KBase)
-	if err != nil {
-		panic(err)
-	}
-	return c
-}()
-
-// tokensOf counts what the model reads of a result: its text blocks.
-func tokensOf(t *testing.T, res *mcp.CallToolResult) int {
-	t.Helper()
-	return exact.Count(strings.Join(texts(t, res), "\n"))
-}
-
-// follow calls tool and then ctxfit_next with every cursor until the end,
-// checking every result against the hard cap, and returns the shaped bodies
-// (the first text block of each result).
+// follow calls tool and then ctxfit_next with every cursor until the end
+// ([mcptest.Follow]), checking every result against the hard cap and its
+// cursor in _meta against the one in its body, and returns the shaped
+// bodies (the first text block of each result).
 func follow(t *testing.T, cs *mcp.ClientSession, tool string, args any, hardCap int) []string {
 	t.Helper()
-	var bodies []string
-	res := call(t, cs, tool, args)
-	for range 1000 {
-		require.False(t, res.IsError, "result is an error: %v", texts(t, res))
-		assert.LessOrEqual(t, tokensOf(t, res), hardCap, "a result exceeds the hard cap")
-		body := texts(t, res)[0]
-		bodies = append(bodies, body)
-		next, _ := res.Meta[mcpcore.MetaNextCursor].(string)
+	results := mcptest.Follow(t, cs, tool, args, hardCap)
+	bodies := mcptest.Bodies(t, results)
+	for i, res := range results {
+		next := mcptest.NextCursor(res)
 		if next == "" {
-			return bodies
+			continue
 		}
 		var b struct {
 			NextCursor string `json:"nextCursor"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(body), &b))
+		require.NoError(t, json.Unmarshal([]byte(bodies[i]), &b))
 		assert.Equal(t, next, b.NextCursor, "the cursor in _meta is the one in the body")
-		res = call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	}
-	t.Fatal("more than 1000 continuations")
-	return nil
-}
-
-// joinItems concatenates, byte for byte, the array at key of paged bodies
-// into one JSON array.
-func joinItems(t *testing.T, bodies []string, key string) string {
-	t.Helper()
-	var all []string
-	for _, body := range bodies {
-		var b map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal([]byte(body), &b))
-		var items []json.RawMessage
-		require.NoError(t, json.Unmarshal(b[key], &items), "page has no %q array: %s", key, body)
-		for _, it := range items {
-			all = append(all, string(it))
-		}
-	}
-	return "[" + strings.Join(all, ",") + "]"
-}
-
-// joinChunks concatenates the content of chunk bodies.
-func joinChunks(t *testing.T, bodies []string) string {
-	t.Helper()
-	var b strings.Builder
-	for i, body := range bodies {
-		var ch struct {
-			Content *string `json:"content"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(body), &ch))
-		require.NotNil(t, ch.Content, "body %d is not a chunk: %.200s", i, body)
-		b.WriteString(*ch.Content)
-	}
-	return b.String()
+	return bodies
 }

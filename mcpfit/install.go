@@ -1,7 +1,6 @@
 package mcpfit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -65,10 +63,7 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	a := &adapter{g: g, subject: o.Subject, names: mcpcore.Names{
-		Next:    cmpOr(o.NextTool, mcpcore.DefaultNextTool),
-		Details: cmpOr(o.DetailsTool, mcpcore.DefaultDetailsTool),
-	}}
+	a := &adapter{g: g, subject: o.Subject, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
 	if a.names.Next == a.names.Details {
 		return fmt.Errorf("mcpfit: the continuation and details tools have the same name %q", a.names.Next)
 	}
@@ -90,13 +85,6 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 	return nil
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // adapter is the state of one Install.
 type adapter struct {
 	g       *ctxfit.Guard
@@ -106,9 +94,7 @@ type adapter struct {
 	mu    sync.Mutex
 	inner mcp.MethodHandler // the handler the middleware wraps
 
-	cmu     sync.Mutex
-	counter budget.Counter
-	encName string
+	fit mcpcore.GuidanceFit
 }
 
 func (a *adapter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -140,18 +126,10 @@ func (a *adapter) innerHandler() mcp.MethodHandler {
 	return a.inner
 }
 
-// guarded reports whether the tool named name is shaped: not one of
-// ctxfit's own tools, and not Disabled in the Guard's settings.
+// guarded reports whether the tool named name is shaped
+// ([mcpcore.Names.Guards]).
 func (a *adapter) guarded(name string) bool {
-	if name == a.names.Next || name == a.names.Details {
-		return false
-	}
-	for _, ep := range a.g.Config().Endpoints {
-		if ep.Match == name {
-			return !ep.Disabled
-		}
-	}
-	return true
+	return a.names.Guards(a.g.Config(), name)
 }
 
 func (a *adapter) subjectOf(ctx context.Context, req *mcp.CallToolRequest) string {
@@ -243,7 +221,7 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 // fill sets the content, structured content and _meta of a shaped result.
 func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.Call, structured bool, toolMeta mcp.Meta) {
 	out.Content = []mcp.Content{&mcp.TextContent{Text: string(res.Body)}}
-	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fits(res, line) {
+	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fit.Fits(res, a.g.Config().Encoding, line) {
 		out.Content = append(out.Content, &mcp.TextContent{Text: line})
 	}
 	out.StructuredContent = nil
@@ -258,35 +236,6 @@ func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.
 		meta[k] = v
 	}
 	out.Meta = meta
-}
-
-// fits reports whether the guidance line can go beside the body within the
-// hard cap.
-func (a *adapter) fits(res ctxfit.Result, line string) bool {
-	hardCap := res.Record.HardCap
-	if hardCap <= 0 {
-		return true
-	}
-	c := a.count()
-	if c == nil {
-		return len(line)+res.Record.TokensAfter <= hardCap
-	}
-	return res.Record.TokensAfter+c.Count(line)+1 <= hardCap
-}
-
-// count returns the exact counter of the Guard's encoding.
-func (a *adapter) count() budget.Counter {
-	enc := a.g.Config().Encoding
-	a.cmu.Lock()
-	defer a.cmu.Unlock()
-	if a.counter == nil || a.encName != enc {
-		c, err := budget.Exact(enc)
-		if err != nil {
-			return nil
-		}
-		a.counter, a.encName = c, enc
-	}
-	return a.counter
 }
 
 // invoke runs the tool named tool with args on the session of parent,
@@ -306,12 +255,11 @@ func (a *adapter) invoke(parent *mcp.CallToolRequest, tool string, args json.Raw
 
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in mcpcore.NextInput
-	if err := decodeArgs(req.Params.Arguments, &in); err != nil || in.Cursor == "" {
-		return nil, invalidParams(mcpcore.ArgumentError("cursor", a.names.Next+` needs {"cursor": "<nextCursor>"}`,
-			"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged."))
+	cursor, bad := a.names.NextCursor(req.Params.Arguments)
+	if bad != nil {
+		return nil, invalidParams(*bad)
 	}
-	r, err := a.g.Resume(in.Cursor, a.subjectOf(ctx, req))
+	r, err := a.g.Resume(cursor, a.subjectOf(ctx, req))
 	if err != nil {
 		return errorResult(mcpcore.ErrorOf(err)), nil
 	}
@@ -321,21 +269,11 @@ func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in mcpcore.DetailsInput
-	if err := decodeArgs(req.Params.Arguments, &in); err != nil || in.Tool == "" || in.Fields == "" {
-		return nil, invalidParams(mcpcore.ArgumentError("fields", a.names.Details+` needs {"tool": "...", "arguments": {...}, "fields": "..."}`,
-			`"tool" the name of the summarized tool, "arguments" its arguments, "fields" "all" or a comma-separated list of fields`,
-			"Copy the call from the summary's guidance line."))
+	r, bad := a.names.DetailsRequest(req.Params.Arguments)
+	if bad != nil {
+		return nil, invalidParams(*bad)
 	}
-	if in.Tool == a.names.Next || in.Tool == a.names.Details {
-		return nil, invalidParams(mcpcore.ArgumentError("tool", fmt.Sprintf("%s cannot drill into %s", a.names.Details, in.Tool),
-			"the name of the tool whose result was summarized", "Name the tool of the original call."))
-	}
-	args, err := mcpcore.CanonicalArguments(in.Arguments)
-	if err != nil {
-		return nil, invalidParams(mcpcore.ArgumentError("arguments", err.Error(), "a JSON object", "Pass the arguments of the original call."))
-	}
-	r := ctxfit.Request{Endpoint: in.Tool, Path: in.Tool, Subject: a.subjectOf(ctx, req), Filters: args, Fields: in.Fields}
+	r.Subject = a.subjectOf(ctx, req)
 	return a.serve(ctx, req, r)
 }
 
@@ -350,29 +288,13 @@ func (a *adapter) serve(ctx context.Context, req *mcp.CallToolRequest, r ctxfit.
 		}
 		var wire *jsonrpc.Error
 		if errors.As(err, &wire) {
-			return errorResult(mcpcore.Error{Code: "tool_failed", Message: wire.Message, Data: mcpcore.ErrorData{
-				Parameter: "tool", Suggestion: "Call the tool " + r.Endpoint + " directly.", Status: 500}}), nil
+			return errorResult(mcpcore.ToolFailed(r.Endpoint, wire.Message)), nil
 		}
 		return errorResult(mcpcore.ErrorOf(err)), nil
 	}
 	out := &mcp.CallToolResult{}
-	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, isObject(res.Body), nil)
+	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, mcpcore.IsObject(res.Body), nil)
 	return out, nil
-}
-
-func isObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
-}
-
-// decodeArgs decodes tool arguments strictly: unknown fields are an error.
-func decodeArgs(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
 
 // invalidParams is the JSON-RPC error of malformed arguments, with the

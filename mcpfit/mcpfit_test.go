@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -27,7 +28,7 @@ func TestSmallResultsPassThroughUntouched(t *testing.T) {
 		{"an error of input validation", "search_bookings", map[string]any{"query": 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, want := call(t, cs, tc.tool, tc.args), call(t, raw, tc.tool, tc.args)
+			got, want := mcptest.Call(t, cs, tc.tool, tc.args), mcptest.Call(t, raw, tc.tool, tc.args)
 			assert.Equal(t, want.IsError, got.IsError)
 			assert.Equal(t, want.Content, got.Content)
 			assert.Equal(t, want.StructuredContent, got.StructuredContent)
@@ -44,7 +45,7 @@ func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
 				args := map[string]any{"status": status}
 				bodies := follow(t, cs, "list_bookings", args, ctxfit.DefaultHardCap)
 				require.Greater(t, len(bodies), 2, "the list is paged")
-				assert.Equal(t, bodyOf(t, call(t, raw, "list_bookings", args)), joinItems(t, bodies, "items"))
+				assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "list_bookings", args)), mcptest.JoinItems(t, bodies, "items"))
 			})
 		}
 	}
@@ -52,8 +53,8 @@ func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
 
 func TestAShapedResultSaysWhatItHoldsAndHowToContinue(t *testing.T) {
 	cs, _ := guarded(t, ctxfit.Config{}, nil)
-	res := call(t, cs, "list_bookings", nil)
-	lines := texts(t, res)
+	res := mcptest.Call(t, cs, "list_bookings", nil)
+	lines := mcptest.Texts(t, res)
 	require.Len(t, lines, 2)
 	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\.$`, lines[1])
 	assert.Equal(t, "pagination", res.Meta[mcpcore.MetaStrategy])
@@ -67,9 +68,9 @@ func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			args := map[string]any{"query": ""}
-			first := call(t, cs, "search_bookings", args)
+			first := mcptest.Call(t, cs, "search_bookings", args)
 			require.NotNil(t, first.StructuredContent, "a tool with structured content keeps it")
-			assert.JSONEq(t, texts(t, first)[0], string(mustJSON(t, first.StructuredContent)))
+			assert.JSONEq(t, mcptest.Texts(t, first)[0], string(mustJSON(t, first.StructuredContent)))
 
 			bodies := follow(t, cs, "search_bookings", args, ctxfit.DefaultHardCap)
 			require.Greater(t, len(bodies), 2)
@@ -78,8 +79,8 @@ func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
 				Total   int               `json:"total"`
 				Results []json.RawMessage `json:"results"`
 			}
-			require.NoError(t, json.Unmarshal([]byte(bodyOf(t, call(t, raw, "search_bookings", args))), &want))
-			assert.Equal(t, string(mustJSON(t, want.Results)), joinItems(t, bodies, "results"))
+			require.NoError(t, json.Unmarshal([]byte(bodyOf(t, mcptest.Call(t, raw, "search_bookings", args))), &want))
+			assert.Equal(t, string(mustJSON(t, want.Results)), mcptest.JoinItems(t, bodies, "results"))
 			for _, body := range bodies {
 				var page struct {
 					Query string `json:"query"`
@@ -98,7 +99,7 @@ func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
 			cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			bodies := follow(t, cs, "read_short_log", nil, ctxfit.DefaultHardCap)
 			require.Greater(t, len(bodies), 10)
-			assert.Equal(t, bodyOf(t, call(t, raw, "read_short_log", nil)), joinChunks(t, bodies))
+			assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "read_short_log", nil)), mcptest.JoinChunks(t, bodies))
 		})
 	}
 }
@@ -107,43 +108,43 @@ func TestEveryResultIsWithinASmallHardCap(t *testing.T) {
 	cfg := ctxfit.Config{Threshold: 1000, HardCap: 1500, ChunkTokens: 800}
 	cs, raw := guarded(t, cfg, nil)
 	bodies := follow(t, cs, "read_short_log", nil, cfg.HardCap)
-	assert.Equal(t, bodyOf(t, call(t, raw, "read_short_log", nil)), joinChunks(t, bodies))
+	assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "read_short_log", nil)), mcptest.JoinChunks(t, bodies))
 	bodies = follow(t, cs, "list_bookings", nil, cfg.HardCap)
-	assert.Equal(t, bodyOf(t, call(t, raw, "list_bookings", nil)), joinItems(t, bodies, "items"))
+	assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "list_bookings", nil)), mcptest.JoinItems(t, bodies, "items"))
 }
 
 func TestALargeObjectIsSummarizedAndDrillsDown(t *testing.T) {
 	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "get_booking", Threshold: 2000}}}
 	cs, raw := guarded(t, cfg, nil)
 	args := map[string]any{"id": "BK00042"}
-	res := call(t, cs, "get_booking", args)
+	res := mcptest.Call(t, cs, "get_booking", args)
 	require.False(t, res.IsError)
 	assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-	lines := texts(t, res)
+	lines := mcptest.Texts(t, res)
 	require.Len(t, lines, 2)
 	assert.Contains(t, lines[1], `For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK00042"},"fields":"`)
-	assert.Less(t, tokensOf(t, res), 2000+200)
+	assert.Less(t, mcptest.Tokens(t, res), 2000+200)
 
 	t.Run("fields all returns the whole object", func(t *testing.T) {
-		full := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
-		require.False(t, full.IsError, "%v", texts(t, full))
-		assert.Equal(t, bodyOf(t, call(t, raw, "get_booking", args)), texts(t, full)[0])
+		full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
+		require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
+		assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "get_booking", args)), mcptest.Texts(t, full)[0])
 	})
 	t.Run("named fields return those fields", func(t *testing.T) {
-		part := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "policies"})
-		require.False(t, part.IsError, "%v", texts(t, part))
+		part := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "policies"})
+		require.False(t, part.IsError, "%v", mcptest.Texts(t, part))
 		var got map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal([]byte(texts(t, part)[0]), &got))
+		require.NoError(t, json.Unmarshal([]byte(mcptest.Texts(t, part)[0]), &got))
 		assert.Contains(t, got, "policies")
 		assert.NotContains(t, got, "description")
 	})
 	t.Run("an unknown tool is a tool error", func(t *testing.T) {
-		bad := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "no_such_tool", "fields": "all"})
+		bad := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "no_such_tool", "fields": "all"})
 		require.True(t, bad.IsError)
-		assert.Contains(t, texts(t, bad)[0], "no_such_tool")
+		assert.Contains(t, mcptest.Texts(t, bad)[0], "no_such_tool")
 	})
 	t.Run("an unknown field is a tool error with a suggestion", func(t *testing.T) {
-		bad := call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "nope"})
+		bad := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "nope"})
 		require.True(t, bad.IsError)
 		var e mcpcore.Error
 		require.NoError(t, json.Unmarshal(mustJSON(t, bad.StructuredContent), &e))
@@ -155,7 +156,7 @@ func TestALargeObjectIsSummarizedAndDrillsDown(t *testing.T) {
 
 func TestBadCursorsAreToolErrorsWithASuggestion(t *testing.T) {
 	cs, _ := guarded(t, ctxfit.Config{}, nil)
-	first := call(t, cs, "list_bookings", nil)
+	first := mcptest.Call(t, cs, "list_bookings", nil)
 	next := first.Meta[mcpcore.MetaNextCursor].(string)
 	tampered := []byte(next)
 	tampered[len(tampered)/2] ^= 1
@@ -167,14 +168,14 @@ func TestBadCursorsAreToolErrorsWithASuggestion(t *testing.T) {
 		{"a tampered cursor", string(tampered), "cursor_invalid"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": tc.cursor})
+			res := mcptest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": tc.cursor})
 			require.True(t, res.IsError)
 			var e mcpcore.Error
 			require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
 			assert.Equal(t, tc.code, e.Code)
 			assert.Equal(t, "cursor", e.Data.Parameter)
 			assert.NotEmpty(t, e.Data.Suggestion)
-			assert.Contains(t, texts(t, res)[0], e.Data.Suggestion)
+			assert.Contains(t, mcptest.Texts(t, res)[0], e.Data.Suggestion)
 		})
 	}
 }
@@ -217,21 +218,21 @@ func TestACursorOfAnotherSubjectIsRejected(t *testing.T) {
 		},
 	}))
 	alice, bob := connectAs(t, s, "alice"), connectAs(t, s, "bob")
-	first := call(t, alice, "list_bookings", nil)
+	first := mcptest.Call(t, alice, "list_bookings", nil)
 	next := first.Meta[mcpcore.MetaNextCursor].(string)
 
-	res := call(t, bob, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	res := mcptest.Call(t, bob, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	require.True(t, res.IsError)
 	var e mcpcore.Error
 	require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
 	assert.Equal(t, "cursor_mismatch", e.Code)
 
-	assert.False(t, call(t, alice, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError, "the owner may continue")
+	assert.False(t, mcptest.Call(t, alice, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError, "the owner may continue")
 }
 
 func TestNonTextResultsPassThrough(t *testing.T) {
 	cs, raw := guarded(t, ctxfit.Config{}, nil)
-	got, want := call(t, cs, "big_image", nil), call(t, raw, "big_image", nil)
+	got, want := mcptest.Call(t, cs, "big_image", nil), mcptest.Call(t, raw, "big_image", nil)
 	assert.Equal(t, want.Content, got.Content)
 	assert.NotContains(t, got.Meta, mcpcore.MetaStrategy)
 }
@@ -239,7 +240,7 @@ func TestNonTextResultsPassThrough(t *testing.T) {
 func TestADisabledToolPassesThrough(t *testing.T) {
 	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "read_log", Disabled: true}, {Match: "search_bookings", Disabled: true}}}
 	cs, raw := guarded(t, cfg, nil)
-	got, want := call(t, cs, "read_log", nil), call(t, raw, "read_log", nil)
+	got, want := mcptest.Call(t, cs, "read_log", nil), mcptest.Call(t, raw, "read_log", nil)
 	assert.Equal(t, want.Content, got.Content)
 	assert.NotContains(t, got.Meta, mcpcore.MetaStrategy)
 	tools, err := cs.ListTools(context.Background(), nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -65,11 +66,11 @@ func TestToolsListRewritesTheOutputSchemaSoShapedResultsValidate(t *testing.T) {
 			assert.Equal(t, "object", schema.Schema().Type, "MCP requires type object at the root")
 			require.Len(t, schema.Schema().AnyOf, 4)
 
-			shaped := call(t, cs, tool, map[string]any{"query": ""})
+			shaped := mcptest.Call(t, cs, tool, map[string]any{"query": ""})
 			require.Equal(t, "pagination", shaped.Meta[mcpcore.MetaStrategy])
 			assert.NoError(t, schema.Validate(asInstance(t, shaped.StructuredContent)), "a shaped result validates")
 
-			small := call(t, cs, tool, map[string]any{"query": "lovelace", "limit": 1})
+			small := mcptest.Call(t, cs, tool, map[string]any{"query": "lovelace", "limit": 1})
 			assert.NoError(t, schema.Validate(asInstance(t, small.StructuredContent)), "the tool's own result validates")
 
 			assert.Error(t, schema.Validate(map[string]any{"total": "many"}), "the schema still rejects what neither matches")
@@ -111,9 +112,9 @@ func TestEveryShapedResultHasAFreshMetaMap(t *testing.T) {
 		}
 	})
 	cs := connect(t, s)
-	first := call(t, cs, "read_short_log", nil)
-	second := call(t, cs, "read_short_log", nil)
-	call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": first.Meta[mcpcore.MetaNextCursor]})
+	first := mcptest.Call(t, cs, "read_short_log", nil)
+	second := mcptest.Call(t, cs, "read_short_log", nil)
+	mcptest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": first.Meta[mcpcore.MetaNextCursor]})
 
 	assert.Equal(t, "kept", first.Meta["example/tool"], "the tool's own _meta keys are kept")
 	assert.NotEqual(t, first.Meta[mcpcore.MetaNextCursor], second.Meta[mcpcore.MetaNextCursor])
@@ -143,11 +144,11 @@ func TestACursorOfAnotherHTTPSessionIsRejected(t *testing.T) {
 	}
 	one, two := session(), session()
 	require.NotEqual(t, one.ID(), two.ID())
-	next := call(t, one, "list_bookings", nil).Meta[mcpcore.MetaNextCursor]
+	next := mcptest.Call(t, one, "list_bookings", nil).Meta[mcpcore.MetaNextCursor]
 	require.NotEmpty(t, next)
 
-	res := call(t, two, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	res := mcptest.Call(t, two, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	require.True(t, res.IsError)
-	assert.Contains(t, texts(t, res)[0], "cursor_mismatch")
-	assert.False(t, call(t, one, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
+	assert.Contains(t, mcptest.Texts(t, res)[0], "cursor_mismatch")
+	assert.False(t, mcptest.Call(t, one, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
 }

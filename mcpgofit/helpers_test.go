@@ -232,38 +232,6 @@ func bodies(t *testing.T, results []*mcp.CallToolResult) []string {
 	return out
 }
 
-// joinItems concatenates, byte for byte, the array at key of paged bodies
-// into one JSON array.
-func joinItems(t *testing.T, bodies []string, key string) string {
-	t.Helper()
-	var all []string
-	for _, body := range bodies {
-		var b map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal([]byte(body), &b))
-		var items []json.RawMessage
-		require.NoError(t, json.Unmarshal(b[key], &items), "page has no %q array: %.200s", key, body)
-		for _, it := range items {
-			all = append(all, string(it))
-		}
-	}
-	return "[" + strings.Join(all, ",") + "]"
-}
-
-// joinChunks concatenates the content of chunk bodies.
-func joinChunks(t *testing.T, bodies []string) string {
-	t.Helper()
-	var b strings.Builder
-	for i, body := range bodies {
-		var ch struct {
-			Content *string `json:"content"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(body), &ch))
-		require.NotNil(t, ch.Content, "body %d is not a chunk: %.200s", i, body)
-		b.WriteString(*ch.Content)
-	}
-	return b.String()
-}
-
 // errorOf decodes the structured error of an isError result.
 func errorOf(t *testing.T, res *mcp.CallToolResult) mcpcore.Error {
 	t.Helper()

@@ -15,7 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -71,10 +70,7 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	a := &adapter{s: s, g: g, subject: o.Subject, names: mcpcore.Names{
-		Next:    cmpOr(o.NextTool, mcpcore.DefaultNextTool),
-		Details: cmpOr(o.DetailsTool, mcpcore.DefaultDetailsTool),
-	}}
+	a := &adapter{s: s, g: g, subject: o.Subject, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
 	if a.names.Next == a.names.Details {
 		return fmt.Errorf("mcpgofit: the continuation and details tools have the same name %q", a.names.Next)
 	}
@@ -106,13 +102,6 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	return nil
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // adapter is the state of one Install.
 type adapter struct {
 	s       *server.MCPServer
@@ -126,9 +115,7 @@ type adapter struct {
 	rewrites  sync.Map           // original schema (string) -> rewritten (json.RawMessage)
 	innerIDs  atomic.Uint64
 
-	cmu     sync.Mutex
-	counter budget.Counter
-	encName string
+	fit mcpcore.GuidanceFit
 }
 
 type schemas struct{ original, rewritten json.RawMessage }
@@ -139,18 +126,10 @@ type innerKey struct{}
 
 func isInner(ctx context.Context) bool { return ctx.Value(innerKey{}) != nil }
 
-// guarded reports whether the tool named name is shaped: not one of
-// ctxfit's own tools, and not Disabled in the Guard's settings.
+// guarded reports whether the tool named name is shaped
+// ([mcpcore.Names.Guards]).
 func (a *adapter) guarded(name string) bool {
-	if name == a.names.Next || name == a.names.Details {
-		return false
-	}
-	for _, ep := range a.g.Config().Endpoints {
-		if ep.Match == name {
-			return !ep.Disabled
-		}
-	}
-	return true
+	return a.names.Guards(a.g.Config(), name)
 }
 
 func (a *adapter) subjectOf(ctx context.Context, req mcp.CallToolRequest) string {
@@ -283,7 +262,7 @@ func argumentsOf(req mcp.CallToolRequest) (json.RawMessage, error) {
 // fill sets the content, structured content and _meta of a shaped result.
 func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.Call, structured bool, toolMeta *mcp.Meta) {
 	out.Content = []mcp.Content{mcp.NewTextContent(string(res.Body))}
-	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fits(res, line) {
+	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fit.Fits(res, a.g.Config().Encoding, line) {
 		out.Content = append(out.Content, mcp.NewTextContent(line))
 	}
 	out.StructuredContent, out.RawStructuredContent = nil, nil
@@ -299,43 +278,14 @@ func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.
 	out.Meta = meta
 }
 
-// fits reports whether the guidance line can go beside the body within the
-// hard cap.
-func (a *adapter) fits(res ctxfit.Result, line string) bool {
-	hardCap := res.Record.HardCap
-	if hardCap <= 0 {
-		return true
-	}
-	c := a.count()
-	if c == nil {
-		return len(line)+res.Record.TokensAfter <= hardCap
-	}
-	return res.Record.TokensAfter+c.Count(line)+1 <= hardCap
-}
-
-// count returns the exact counter of the Guard's encoding.
-func (a *adapter) count() budget.Counter {
-	enc := a.g.Config().Encoding
-	a.cmu.Lock()
-	defer a.cmu.Unlock()
-	if a.counter == nil || a.encName != enc {
-		c, err := budget.Exact(enc)
-		if err != nil {
-			return nil
-		}
-		a.counter, a.encName = c, enc
-	}
-	return a.counter
-}
-
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in mcpcore.NextInput
-	if err := decodeArgs(req, &in); err != nil || in.Cursor == "" {
-		return errorResult(mcpcore.ArgumentError("cursor", a.names.Next+` needs {"cursor": "<nextCursor>"}`,
-			"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged.")), nil
+	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the cursor
+	cursor, bad := a.names.NextCursor(raw)
+	if bad != nil {
+		return errorResult(*bad), nil
 	}
-	r, err := a.g.Resume(in.Cursor, a.subjectOf(ctx, req))
+	r, err := a.g.Resume(cursor, a.subjectOf(ctx, req))
 	if err != nil {
 		return errorResult(mcpcore.ErrorOf(err)), nil
 	}
@@ -345,21 +295,12 @@ func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in mcpcore.DetailsInput
-	if err := decodeArgs(req, &in); err != nil || in.Tool == "" || in.Fields == "" {
-		return errorResult(mcpcore.ArgumentError("fields", a.names.Details+` needs {"tool": "...", "arguments": {...}, "fields": "..."}`,
-			`"tool" the name of the summarized tool, "arguments" its arguments, "fields" "all" or a comma-separated list of fields`,
-			"Copy the call from the summary's guidance line.")), nil
+	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the tool
+	r, bad := a.names.DetailsRequest(raw)
+	if bad != nil {
+		return errorResult(*bad), nil
 	}
-	if in.Tool == a.names.Next || in.Tool == a.names.Details {
-		return errorResult(mcpcore.ArgumentError("tool", fmt.Sprintf("%s cannot drill into %s", a.names.Details, in.Tool),
-			"the name of the tool whose result was summarized", "Name the tool of the original call.")), nil
-	}
-	args, err := mcpcore.CanonicalArguments(in.Arguments)
-	if err != nil {
-		return errorResult(mcpcore.ArgumentError("arguments", err.Error(), "a JSON object", "Pass the arguments of the original call.")), nil
-	}
-	r := ctxfit.Request{Endpoint: in.Tool, Path: in.Tool, Subject: a.subjectOf(ctx, req), Filters: args, Fields: in.Fields}
+	r.Subject = a.subjectOf(ctx, req)
 	return a.serve(ctx, r)
 }
 
@@ -373,13 +314,12 @@ func (a *adapter) serve(ctx context.Context, r ctxfit.Request) (*mcp.CallToolRes
 			return f.result, nil // the tool answered with an error or non-text content
 		}
 		if ie, ok := errors.AsType[*innerError](err); ok {
-			return errorResult(mcpcore.Error{Code: "tool_failed", Message: ie.Error(), Data: mcpcore.ErrorData{
-				Parameter: "tool", Suggestion: "Call the tool " + r.Endpoint + " directly.", Status: 500}}), nil
+			return errorResult(mcpcore.ToolFailed(r.Endpoint, ie.Error())), nil
 		}
 		return errorResult(mcpcore.ErrorOf(err)), nil
 	}
 	out := &mcp.CallToolResult{}
-	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, isObject(res.Body), nil)
+	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, mcpcore.IsObject(res.Body), nil)
 	return out, nil
 }
 
@@ -420,26 +360,6 @@ func (a *adapter) invoke(tool string, args json.RawMessage) func(context.Context
 			return nil, &innerError{tool: tool, code: mcp.INTERNAL_ERROR, msg: fmt.Sprintf("unexpected response %T", resp)}
 		}
 	}
-}
-
-func isObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
-}
-
-// decodeArgs decodes the arguments of a call strictly: unknown fields are an
-// error.
-func decodeArgs(req mcp.CallToolRequest, v any) error {
-	raw, err := argumentsOf(req)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
 
 // errorResult is a tool result with isError set, carrying e as text and as

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -47,7 +48,7 @@ func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
 				args := map[string]any{"status": status}
 				results := follow(t, f.client, "list_bookings", args, ctxfit.DefaultHardCap)
 				require.Greater(t, len(results), 2, "the list is paged")
-				assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", args)), joinItems(t, bodies(t, results), "items"))
+				assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", args)), mcptest.JoinItems(t, bodies(t, results), "items"))
 			})
 		}
 	}
@@ -105,7 +106,7 @@ func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
 				Results json.RawMessage `json:"results"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(bodyOf(t, call(t, f.raw, "search_bookings", args))), &want))
-			assert.Equal(t, string(want.Results), joinItems(t, bodies(t, results), "results"))
+			assert.Equal(t, string(want.Results), mcptest.JoinItems(t, bodies(t, results), "results"))
 			for _, body := range bodies(t, results) {
 				var page struct {
 					Total int `json:"total"`
@@ -146,7 +147,7 @@ func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			results := follow(t, f.client, "read_log", nil, ctxfit.DefaultHardCap)
 			require.Greater(t, len(results), 10)
-			assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), joinChunks(t, bodies(t, results)))
+			assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcptest.JoinChunks(t, bodies(t, results)))
 		})
 	}
 }
@@ -155,9 +156,9 @@ func TestEveryResultIsWithinASmallHardCapByExactCount(t *testing.T) {
 	cfg := ctxfit.Config{Threshold: 1000, HardCap: 1500, ChunkTokens: 800}
 	f := guarded(t, cfg, nil)
 	results := follow(t, f.client, "read_log", nil, cfg.HardCap)
-	assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), joinChunks(t, bodies(t, results)))
+	assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcptest.JoinChunks(t, bodies(t, results)))
 	results = follow(t, f.client, "list_bookings", nil, cfg.HardCap)
-	assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", nil)), joinItems(t, bodies(t, results), "items"))
+	assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", nil)), mcptest.JoinItems(t, bodies(t, results), "items"))
 	results = follow(t, f.client, "search_bookings", map[string]any{"query": ""}, cfg.HardCap)
 	assert.Greater(t, len(results), 2)
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 )
 
 // TestEndToEndOverStdioWithTheOfficialClient builds the example, runs it as
@@ -34,28 +34,13 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 	require.NoError(t, build.Run(), "building the example")
 
 	guarded, raw := start(t, bin), start(t, bin, "-raw")
-	counter, err := budget.Exact(budget.O200KBase)
-	require.NoError(t, err)
 	hardCap := ctxfit.DefaultHardCap
 
 	// follow calls tool, then ctxfit_next with every cursor, and returns the
 	// shaped bodies (the first text block of each result).
 	follow := func(t *testing.T, tool string, args map[string]any) []string {
 		t.Helper()
-		var bodies []string
-		res := call(t, guarded, tool, args)
-		for range 1000 {
-			require.False(t, res.IsError, "result is an error: %v", texts(t, res))
-			assert.LessOrEqual(t, counter.Count(strings.Join(texts(t, res), "\n")), hardCap, "a result exceeds the hard cap")
-			bodies = append(bodies, texts(t, res)[0])
-			next, _ := res.Meta[mcpcore.MetaNextCursor].(string)
-			if next == "" {
-				return bodies
-			}
-			res = call(t, guarded, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
-		}
-		t.Fatal("more than 1000 continuations")
-		return nil
+		return mcptest.Bodies(t, mcptest.Follow(t, guarded, tool, args, hardCap))
 	}
 
 	for _, status := range []string{"", "confirmed"} {
@@ -63,7 +48,7 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 			args := map[string]any{"status": status}
 			bodies := follow(t, "list_bookings", args)
 			require.Greater(t, len(bodies), 1)
-			assert.Equal(t, texts(t, call(t, raw, "list_bookings", args))[0], joinItems(t, bodies, "items"))
+			assert.Equal(t, texts(t, mcptest.Call(t, raw, "list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
 		})
 	}
 	t.Run("read_log is chunked and the chunks are the log byte for byte", func(t *testing.T) {
@@ -77,7 +62,7 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(body), &ch))
 			got.WriteString(ch.Content)
 		}
-		assert.Equal(t, texts(t, call(t, raw, "read_log", nil))[0], got.String())
+		assert.Equal(t, texts(t, mcptest.Call(t, raw, "read_log", nil))[0], got.String())
 	})
 	t.Run("search_bookings is paged inside its structured content", func(t *testing.T) {
 		args := map[string]any{"query": ""}
@@ -86,18 +71,18 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 		var want struct {
 			Results json.RawMessage `json:"results"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(texts(t, call(t, raw, "search_bookings", args))[0]), &want))
-		assert.Equal(t, string(want.Results), joinItems(t, bodies, "results"))
+		require.NoError(t, json.Unmarshal([]byte(texts(t, mcptest.Call(t, raw, "search_bookings", args))[0]), &want))
+		assert.Equal(t, string(want.Results), mcptest.JoinItems(t, bodies, "results"))
 	})
 	t.Run("get_booking is summarized and ctxfit_details returns it whole", func(t *testing.T) {
 		args := map[string]any{"id": "BK00042"}
-		res := call(t, guarded, "get_booking", args)
+		res := mcptest.Call(t, guarded, "get_booking", args)
 		require.False(t, res.IsError)
 		assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-		assert.LessOrEqual(t, counter.Count(strings.Join(texts(t, res), "\n")), hardCap)
-		full := call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
+		assert.LessOrEqual(t, mcptest.Count(strings.Join(texts(t, res), "\n")), hardCap)
+		full := mcptest.Call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
 		require.False(t, full.IsError, "%v", texts(t, full))
-		assert.Equal(t, texts(t, call(t, raw, "get_booking", args))[0], texts(t, full)[0])
+		assert.Equal(t, texts(t, mcptest.Call(t, raw, "get_booking", args))[0], texts(t, full)[0])
 	})
 	t.Run("tools/list advertises the continuation tools and the rewritten output schema", func(t *testing.T) {
 		list, err := guarded.ListTools(context.Background(), nil)
@@ -118,7 +103,7 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 			"-raw serves without ctxfit")
 	})
 	t.Run("a bad cursor is a tool error with a suggestion", func(t *testing.T) {
-		res := call(t, guarded, mcpcore.DefaultNextTool, map[string]any{"cursor": "garbage"})
+		res := mcptest.Call(t, guarded, mcpcore.DefaultNextTool, map[string]any{"cursor": "garbage"})
 		require.True(t, res.IsError)
 		var e mcpcore.Error
 		b, err := json.Marshal(res.StructuredContent)
@@ -149,13 +134,6 @@ func start(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 	return cs
 }
 
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err)
-	return res
-}
-
 func texts(t *testing.T, res *mcp.CallToolResult) []string {
 	t.Helper()
 	var out []string
@@ -166,21 +144,4 @@ func texts(t *testing.T, res *mcp.CallToolResult) []string {
 	}
 	require.NotEmpty(t, out)
 	return out
-}
-
-// joinItems concatenates, byte for byte, the array at key of paged bodies
-// into one JSON array.
-func joinItems(t *testing.T, bodies []string, key string) string {
-	t.Helper()
-	var all []string
-	for _, body := range bodies {
-		var b map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal([]byte(body), &b))
-		var items []json.RawMessage
-		require.NoError(t, json.Unmarshal(b[key], &items), "page has no %q array: %.200s", key, body)
-		for _, it := range items {
-			all = append(all, string(it))
-		}
-	}
-	return "[" + strings.Join(all, ",") + "]"
 }

@@ -1,15 +1,15 @@
 // Package mcpcore holds what ctxfit's two MCP adapters share and what does
 // not depend on an MCP SDK: the one-line guidance a shaped tool result
 // carries, canonical tool arguments, the structured error payload, the input
-// schemas of the continuation and drill-down tools, the output-schema
-// rewrite, and the _meta keys.
+// schemas of the continuation and drill-down tools and the strict decoding
+// of their arguments, the output-schema rewrite, and the _meta keys.
 //
 // Both mcpfit (modelcontextprotocol/go-sdk) and mcpgofit (mark3labs/mcp-go)
 // build their results from these functions, so a model sees the same text,
 // errors and schemas whichever SDK serves it.
 //
-// Everything here is a pure function of its arguments and safe for
-// concurrent use. Functions that return JSON return a fresh slice the caller
+// Everything here is safe for concurrent use, and all but [GuidanceFit]
+// (which caches a token counter) is a pure function of its arguments. Functions that return JSON return a fresh slice the caller
 // may keep and modify.
 //
 // # The protocol

@@ -1,0 +1,148 @@
+package mcpcore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+)
+
+// WithDefaults returns n with empty names replaced by [DefaultNextTool] and
+// [DefaultDetailsTool].
+func (n Names) WithDefaults() Names {
+	return Names{Next: n.next(), Details: n.details()}
+}
+
+// Own reports whether tool is one of the two tools the adapter registers.
+func (n Names) Own(tool string) bool {
+	return tool == n.next() || tool == n.details()
+}
+
+// Guards reports whether a call of tool is shaped under cfg: tool is not
+// one of the adapter's own tools ([Names.Own]), and its [ctxfit.Endpoint]
+// (Match = tool name), if any, is not Disabled.
+func (n Names) Guards(cfg ctxfit.Config, tool string) bool {
+	if n.Own(tool) {
+		return false
+	}
+	for _, ep := range cfg.Endpoints {
+		if ep.Match == tool {
+			return !ep.Disabled
+		}
+	}
+	return true
+}
+
+// NextCursor decodes the arguments of the continuation tool (see
+// [DecodeArguments]) and returns the cursor. Arguments that do not decode,
+// or that hold no cursor, give the [ArgumentError] to report instead.
+func (n Names) NextCursor(args json.RawMessage) (string, *Error) {
+	var in NextInput
+	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" {
+		e := ArgumentError("cursor", n.next()+` needs {"cursor": "<nextCursor>"}`,
+			"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged.")
+		return "", &e
+	}
+	return in.Cursor, nil
+}
+
+// DetailsRequest decodes the arguments of the details tool (see
+// [DecodeArguments]) and returns the request they make: Endpoint and Path
+// are the tool, Filters its canonical arguments ([CanonicalArguments]),
+// Fields the fields; Subject is left to the caller. Arguments that do not
+// decode, lack the tool or the fields, name one of the adapter's own tools
+// or hold arguments that are not JSON give the [ArgumentError] to report
+// instead.
+func (n Names) DetailsRequest(args json.RawMessage) (ctxfit.Request, *Error) {
+	var in DetailsInput
+	if err := DecodeArguments(args, &in); err != nil || in.Tool == "" || in.Fields == "" {
+		e := ArgumentError("fields", n.details()+` needs {"tool": "...", "arguments": {...}, "fields": "..."}`,
+			`"tool" the name of the summarized tool, "arguments" its arguments, "fields" "all" or a comma-separated list of fields`,
+			"Copy the call from the summary's guidance line.")
+		return ctxfit.Request{}, &e
+	}
+	if n.Own(in.Tool) {
+		e := ArgumentError("tool", fmt.Sprintf("%s cannot drill into %s", n.details(), in.Tool),
+			"the name of the tool whose result was summarized", "Name the tool of the original call.")
+		return ctxfit.Request{}, &e
+	}
+	filters, err := CanonicalArguments(in.Arguments)
+	if err != nil {
+		e := ArgumentError("arguments", err.Error(), "a JSON object", "Pass the arguments of the original call.")
+		return ctxfit.Request{}, &e
+	}
+	return ctxfit.Request{Endpoint: in.Tool, Path: in.Tool, Filters: filters, Fields: in.Fields}, nil
+}
+
+// DecodeArguments decodes tool arguments into v strictly: unknown fields
+// are an error. Absent, blank or null arguments decode as {}.
+func DecodeArguments(args json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// ToolFailed returns the [Error] of a tool that the continuation or details
+// tool ran and that failed with a protocol error, message: code
+// "tool_failed", status 500, with the suggestion to call the tool directly.
+func ToolFailed(tool, message string) Error {
+	return Error{Code: "tool_failed", Message: message, Data: ErrorData{
+		Parameter: "tool", Suggestion: "Call the tool " + tool + " directly.", Status: 500}}
+}
+
+// IsObject reports whether a shaped body is a JSON object, and so can be a
+// result's structured content.
+func IsObject(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	return len(body) > 0 && body[0] == '{' && json.Valid(body)
+}
+
+// GuidanceFit decides whether the guidance line of a shaped result can go
+// beside its body within the hard cap. It keeps the exact counter of the
+// last encoding it was asked about.
+//
+// The zero GuidanceFit is ready to use. It is safe for concurrent use and
+// must not be copied after first use.
+type GuidanceFit struct {
+	mu       sync.Mutex
+	counter  budget.Counter
+	encoding string
+}
+
+// Fits reports whether line can go beside the body of res within
+// res.Record.HardCap: always when there is no hard cap; else when the
+// body's tokens, the line's tokens by exact count of encoding and one for
+// the separating newline are at most the cap. For an encoding without an
+// exact counter, the line's length in bytes stands for its tokens and the
+// newline is not counted.
+func (f *GuidanceFit) Fits(res ctxfit.Result, encoding, line string) bool {
+	hardCap := res.Record.HardCap
+	if hardCap <= 0 {
+		return true
+	}
+	c := f.exact(encoding)
+	if c == nil {
+		return len(line)+res.Record.TokensAfter <= hardCap
+	}
+	return res.Record.TokensAfter+c.Count(line)+1 <= hardCap
+}
+
+// exact returns the exact counter of encoding, nil if there is none.
+func (f *GuidanceFit) exact(encoding string) budget.Counter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.counter == nil || f.encoding != encoding {
+		c, err := budget.Exact(encoding)
+		if err != nil {
+			return nil
+		}
+		f.counter, f.encoding = c, encoding
+	}
+	return f.counter
+}

@@ -1,0 +1,147 @@
+package mcpcore_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+func TestNamesWithDefaultsFillOnlyTheEmptyNames(t *testing.T) {
+	assert.Equal(t, mcpcore.Names{Next: "ctxfit_next", Details: "ctxfit_details"}, mcpcore.Names{}.WithDefaults())
+	assert.Equal(t, mcpcore.Names{Next: "more", Details: "ctxfit_details"}, mcpcore.Names{Next: "more"}.WithDefaults())
+}
+
+func TestGuardsShapesEveryToolButTheOwnAndTheDisabledOnes(t *testing.T) {
+	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "raw_tool", Disabled: true}, {Match: "tuned_tool"}}}
+	names := mcpcore.Names{Next: "more"}
+	for _, tc := range []struct {
+		tool string
+		want bool
+	}{
+		{"list_bookings", true},
+		{"tuned_tool", true},
+		{"raw_tool", false},
+		{"more", false},
+		{"ctxfit_details", false},
+		{"ctxfit_next", true}, // renamed: an ordinary tool now
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			assert.Equal(t, tc.want, names.Guards(cfg, tc.tool))
+		})
+	}
+}
+
+func TestDecodeArgumentsIsStrict(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"absent is empty", "", ""},
+		{"blank is empty", " \n", ""},
+		{"null is empty", "null", ""},
+		{"an object decodes", `{"cursor":"abc"}`, "abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var in mcpcore.NextInput
+			require.NoError(t, mcpcore.DecodeArguments(json.RawMessage(tc.in), &in))
+			assert.Equal(t, tc.want, in.Cursor)
+		})
+	}
+	for _, tc := range []struct{ name, in string }{
+		{"an unknown field", `{"cursor":"abc","page":2}`},
+		{"the wrong type", `{"cursor":7}`},
+		{"not JSON", `{"cursor":`},
+	} {
+		t.Run(tc.name+" is an error", func(t *testing.T) {
+			var in mcpcore.NextInput
+			assert.Error(t, mcpcore.DecodeArguments(json.RawMessage(tc.in), &in))
+		})
+	}
+}
+
+func TestNextCursorReturnsTheCursorOrTheErrorToReport(t *testing.T) {
+	names := mcpcore.Names{}.WithDefaults()
+	cursor, bad := names.NextCursor(json.RawMessage(`{"cursor":"abc"}`))
+	require.Nil(t, bad)
+	assert.Equal(t, "abc", cursor)
+	for _, in := range []string{"", `{}`, `{"cursor":""}`, `{"cursor":"abc","x":1}`} {
+		t.Run(in, func(t *testing.T) {
+			_, bad := names.NextCursor(json.RawMessage(in))
+			require.NotNil(t, bad)
+			assert.Equal(t, mcpcore.ArgumentError("cursor", `ctxfit_next needs {"cursor": "<nextCursor>"}`,
+				"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged."), *bad)
+		})
+	}
+}
+
+func TestDetailsRequestIsTheRequestOfTheOriginalCall(t *testing.T) {
+	names := mcpcore.Names{}.WithDefaults()
+	r, bad := names.DetailsRequest(json.RawMessage(`{"tool":"get_booking","arguments":{ "id": "BK1" },"fields":"all"}`))
+	require.Nil(t, bad)
+	assert.Equal(t, ctxfit.Request{Endpoint: "get_booking", Path: "get_booking", Filters: json.RawMessage(`{"id":"BK1"}`), Fields: "all"}, r)
+
+	r, bad = names.DetailsRequest(json.RawMessage(`{"tool":"read_log","fields":"a,b"}`))
+	require.Nil(t, bad)
+	assert.JSONEq(t, `{}`, string(r.Filters), "absent arguments are {}")
+
+	for _, tc := range []struct{ name, in, parameter, message string }{
+		{"no tool", `{"fields":"all"}`, "fields", `ctxfit_details needs {"tool": "...", "arguments": {...}, "fields": "..."}`},
+		{"no fields", `{"tool":"get_booking"}`, "fields", `ctxfit_details needs {"tool": "...", "arguments": {...}, "fields": "..."}`},
+		{"an unknown field", `{"tool":"get_booking","fields":"all","id":"BK1"}`, "fields", `ctxfit_details needs {"tool": "...", "arguments": {...}, "fields": "..."}`},
+		{"an own tool", `{"tool":"ctxfit_next","fields":"all"}`, "tool", "ctxfit_details cannot drill into ctxfit_next"},
+	} {
+		t.Run(tc.name+" is an argument error", func(t *testing.T) {
+			_, bad := names.DetailsRequest(json.RawMessage(tc.in))
+			require.NotNil(t, bad)
+			assert.Equal(t, "parameter_invalid", bad.Code)
+			assert.Equal(t, tc.parameter, bad.Data.Parameter)
+			assert.Equal(t, tc.message, bad.Message)
+			assert.Equal(t, 400, bad.Data.Status)
+		})
+	}
+}
+
+func TestToolFailedSaysToCallTheToolDirectly(t *testing.T) {
+	e := mcpcore.ToolFailed("get_booking", "boom")
+	assert.Equal(t, mcpcore.Error{Code: "tool_failed", Message: "boom", Data: mcpcore.ErrorData{
+		Parameter: "tool", Suggestion: "Call the tool get_booking directly.", Status: 500}}, e)
+	assert.Equal(t, mcpcore.CodeInternalError, e.RPCCode())
+}
+
+func TestIsObjectAcceptsOnlyAJSONObject(t *testing.T) {
+	assert.True(t, mcpcore.IsObject([]byte(` {"a":1} `)))
+	assert.False(t, mcpcore.IsObject([]byte(`[1]`)))
+	assert.False(t, mcpcore.IsObject([]byte(`{"a":`)))
+	assert.False(t, mcpcore.IsObject([]byte(`  `)))
+}
+
+func TestGuidanceFitKeepsTheLineWithinTheHardCap(t *testing.T) {
+	line := "For the next page call ctxfit_next with {\"cursor\":\"abc\"}."
+	exact, err := budget.Exact(budget.O200KBase)
+	require.NoError(t, err)
+	n := exact.Count(line)
+	shaped := func(tokens, hardCap int) ctxfit.Result {
+		return ctxfit.Result{Strategy: telemetry.StrategyPagination,
+			Record: telemetry.Record{TokensAfter: tokens, HardCap: hardCap}}
+	}
+	var fit mcpcore.GuidanceFit
+	t.Run("without a hard cap it always fits", func(t *testing.T) {
+		assert.True(t, fit.Fits(shaped(1_000_000, 0), budget.O200KBase, line))
+	})
+	t.Run("the body, the line and a newline fit exactly", func(t *testing.T) {
+		assert.True(t, fit.Fits(shaped(100, 100+n+1), budget.O200KBase, line))
+		assert.False(t, fit.Fits(shaped(100, 100+n), budget.O200KBase, line))
+	})
+	t.Run("the default encoding is o200k_base", func(t *testing.T) {
+		assert.True(t, fit.Fits(shaped(100, 100+n+1), "", line))
+		assert.False(t, fit.Fits(shaped(100, 100+n), "", line))
+	})
+	t.Run("an unknown encoding counts bytes", func(t *testing.T) {
+		assert.True(t, fit.Fits(shaped(100, 100+len(line)), "no_such_encoding", line))
+		assert.False(t, fit.Fits(shaped(100, 100+len(line)-1), "no_such_encoding", line))
+	})
+}

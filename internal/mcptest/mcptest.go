@@ -1,0 +1,155 @@
+// Package mcptest holds the test helpers of ctxfit's MCP tests that drive a
+// client of the official MCP Go SDK (modelcontextprotocol/go-sdk): calling
+// tools, following cursors with the continuation tool, and joining the
+// shaped bodies back into what the tool returned, to compare with the raw
+// output.
+//
+// The helpers fail the test through testify's require and assert. They are
+// safe for concurrent use by parallel tests.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+)
+
+// maxCalls bounds the calls of [Follow].
+const maxCalls = 2000
+
+var exact = func() budget.Counter {
+	c, err := budget.Exact(budget.O200KBase)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// Count is the exact o200k_base token count of text.
+func Count(text string) int { return exact.Count(text) }
+
+// Tokens counts what the model reads of a result: its text blocks joined by
+// newlines, by exact count ([Count]).
+func Tokens(t testing.TB, res *mcp.CallToolResult) int {
+	t.Helper()
+	return Count(strings.Join(Texts(t, res), "\n"))
+}
+
+// Call calls tool with args on cs and requires that the call succeeds (the
+// result may still have isError set).
+func Call(t testing.TB, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err)
+	return res
+}
+
+// Texts returns the text blocks of a result and requires that all its
+// content is text.
+func Texts(t testing.TB, res *mcp.CallToolResult) []string {
+	t.Helper()
+	var out []string
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		require.True(t, ok, "content %T is not text", c)
+		out = append(out, tc.Text)
+	}
+	return out
+}
+
+// Follow calls tool with args and then [mcpcore.DefaultNextTool] with every
+// cursor (the _meta [mcpcore.MetaNextCursor]) until the end, and returns the
+// results. No result may be an error, and none may exceed hardCap by exact
+// count ([Tokens]).
+func Follow(t testing.TB, cs *mcp.ClientSession, tool string, args any, hardCap int) []*mcp.CallToolResult {
+	t.Helper()
+	var out []*mcp.CallToolResult
+	res := Call(t, cs, tool, args)
+	for range maxCalls {
+		require.False(t, res.IsError, "result is an error: %v", Texts(t, res))
+		assert.LessOrEqual(t, Tokens(t, res), hardCap, "a result exceeds the hard cap")
+		out = append(out, res)
+		next := NextCursor(res)
+		if next == "" {
+			return out
+		}
+		res = Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	}
+	t.Fatal("too many continuations")
+	return nil
+}
+
+// NextCursor returns the cursor in a result's _meta, "" if none.
+func NextCursor(res *mcp.CallToolResult) string {
+	next, _ := res.Meta[mcpcore.MetaNextCursor].(string)
+	return next
+}
+
+// Bodies returns the shaped bodies (the first text block) of results.
+func Bodies(t testing.TB, results []*mcp.CallToolResult) []string {
+	t.Helper()
+	out := make([]string, len(results))
+	for i, res := range results {
+		out[i] = Texts(t, res)[0]
+	}
+	return out
+}
+
+// JoinItems concatenates, byte for byte, the array at key of paged bodies
+// into one JSON array.
+func JoinItems(t testing.TB, bodies []string, key string) string {
+	t.Helper()
+	var all []string
+	for _, body := range bodies {
+		var b map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(body), &b))
+		var items []json.RawMessage
+		require.NoError(t, json.Unmarshal(b[key], &items), "page has no %q array: %.200s", key, body)
+		for _, it := range items {
+			all = append(all, string(it))
+		}
+	}
+	return "[" + strings.Join(all, ",") + "]"
+}
+
+// JoinChunks concatenates the content of chunk bodies.
+func JoinChunks(t testing.TB, bodies []string) string {
+	t.Helper()
+	var b strings.Builder
+	for i, body := range bodies {
+		var ch struct {
+			Content *string `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &ch))
+		require.NotNil(t, ch.Content, "body %d is not a chunk: %.200s", i, body)
+		b.WriteString(*ch.Content)
+	}
+	return b.String()
+}
+
+// Session is a client session bound to a test, for tests that call many
+// tools on one or two sessions (a guarded one and a raw one).
+type Session struct {
+	T  testing.TB
+	CS *mcp.ClientSession
+}
+
+// Call is [Call] on s.
+func (s Session) Call(tool string, args any) *mcp.CallToolResult {
+	s.T.Helper()
+	return Call(s.T, s.CS, tool, args)
+}
+
+// Follow is [Follow] on s, returning the shaped bodies ([Bodies]).
+func (s Session) Follow(tool string, args any, hardCap int) []string {
+	s.T.Helper()
+	return Bodies(s.T, Follow(s.T, s.CS, tool, args, hardCap))
+}
