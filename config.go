@@ -77,6 +77,12 @@ type Config struct {
 	// CTXFIT_STORE_MAX_ITEMS.
 	StoreMaxBytes int64 `json:"storeMaxBytes,omitempty" yaml:"storeMaxBytes,omitempty" validate:"gte=0"`
 	StoreMaxItems int   `json:"storeMaxItems,omitempty" yaml:"storeMaxItems,omitempty" validate:"gte=0"`
+	// RedisURL is the Redis that keeps snapshots, shared by every instance
+	// (redis://host:port/db); empty means the in-memory store. It is read by
+	// the programs that build the Guard (redisstore.FromConfig); a Reload does
+	// not change the store. CTXFIT_REDIS_URL (redis://host:port/db); empty
+	// means the in-memory store.
+	RedisURL string `json:"redisURL,omitempty" yaml:"redisURL,omitempty"`
 	// EstimateSample is the fraction of responses counted exactly as well
 	// when the estimator is in use, to record its error. Zero means 0.01.
 	// CTXFIT_ESTIMATE_SAMPLE.

@@ -13,6 +13,17 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== redis-server (the Redis store's tests run against a real one)"
+if ! command -v redis-server >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update && apt-get install -y redis-server
+  elif command -v sudo >/dev/null; then
+    sudo apt-get update && sudo apt-get install -y redis-server
+  else
+    echo "redis-server is missing and cannot be installed (not root, no sudo): the Redis tests will skip (fail under CI)"
+  fi
+fi
+
 echo "== npm install (e2e/ts: the TypeScript MCP client of the end-to-end tests)"
 (cd e2e/ts && npm install --no-audit --no-fund)
 

@@ -20,8 +20,7 @@ type EnvVar struct {
 	// Name is the variable, e.g. "CTXFIT_HARD_CAP".
 	Name string
 	// Field is the [ctxfit.Config] field the variable sets, e.g. "HardCap";
-	// empty for CTXFIT_CONFIG (the file's path) and CTXFIT_REDIS_URL
-	// (reserved).
+	// empty for CTXFIT_CONFIG (the file's path).
 	Field string
 	// Key is the field's name in JSON and YAML files, e.g. "hardCap"; empty
 	// when Field is.
@@ -37,12 +36,11 @@ type EnvVar struct {
 	Secret bool
 }
 
-// Environment variables that are not settings fields.
+// Environment variables named by other packages.
 const (
 	// EnvConfig names the variable holding the settings file's path.
 	EnvConfig = "CTXFIT_CONFIG"
-	// EnvRedisURL is reserved for the Redis store's address; it is accepted
-	// and ignored until the store exists.
+	// EnvRedisURL names the Redis snapshot store (ctxfit.Config.RedisURL).
 	EnvRedisURL = "CTXFIT_REDIS_URL"
 )
 
@@ -106,9 +104,9 @@ var envVars = []EnvVar{
 	{Name: EnvConfig, Form: formPath,
 		Default:     "none",
 		Description: "JSON or YAML settings file read by Load and Watch; variables override it."},
-	{Name: EnvRedisURL, Form: formURL,
-		Default: "none", Secret: true,
-		Description: "Reserved for the Redis snapshot store; accepted and ignored for now."},
+	{Name: EnvRedisURL, Field: "RedisURL", Key: "redisURL", Form: formURL,
+		Default: "none (in-memory store)", Secret: true,
+		Description: "Redis that keeps snapshots, shared by every instance: redis://host:port/db; empty means the in-memory store."},
 }
 
 // shortDuration writes d without zero trailing units: "10m", not "10m0s".

@@ -125,6 +125,7 @@ func TestFromEnv(t *testing.T) {
 			PreviousSecrets: []string{secretB, secretA}, Encoding: "cl100k_base", Mode: "replay",
 			ShapeTimeout: ctxfit.Duration(1500 * time.Millisecond), MaxBufferBytes: 1 << 20,
 			StoreMaxBytes: 16 << 30, StoreMaxItems: 500, EstimateSample: 0.5,
+			RedisURL: "redis://user:pass@localhost:6379/0",
 		}},
 		{"spaces around values and list entries are removed", map[string]string{
 			"CTXFIT_THRESHOLD":        " 3000\n",

@@ -123,5 +123,5 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_STORE_MAX_ITEMS` | `storeMaxItems` | integer | 10000 | Item bound of the in-memory snapshot store. |
 	// | `CTXFIT_ESTIMATE_SAMPLE` | `estimateSample` | number from 0 to 1 | 0.01 | Fraction of estimated responses also counted exactly, to record the estimator's error. |
 	// | `CTXFIT_CONFIG` | — | file path | none | JSON or YAML settings file read by Load and Watch; variables override it. |
-	// | `CTXFIT_REDIS_URL` | — | URL | none | Reserved for the Redis snapshot store; accepted and ignored for now. |
+	// | `CTXFIT_REDIS_URL` | `redisURL` | URL | none (in-memory store) | Redis that keeps snapshots, shared by every instance: redis://host:port/db; empty means the in-memory store. |
 }

@@ -294,8 +294,8 @@ func checkYAML(doc *yaml.Node) error {
 			v = v.Alias
 		}
 		switch {
-		case k.Value == "secret" && v.Kind != yaml.ScalarNode:
-			return fmt.Errorf("line %d: field secret: want a string (value not shown)", v.Line)
+		case (k.Value == "secret" || k.Value == "redisURL") && v.Kind != yaml.ScalarNode:
+			return fmt.Errorf("line %d: field %s: want a string (value not shown)", v.Line, k.Value)
 		case k.Value == "previousSecrets":
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
 				continue

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -67,7 +68,9 @@ const redacted = "[redacted]"
 
 // Redacted returns a copy of c fit for logs: a set Secret and every entry of
 // PreviousSecrets read "[redacted]", so a log still shows whether secrets are
-// set and how many. The copy does not validate; use it only for display.
+// set and how many, and RedisURL's password reads "xxxxx" (the whole URL
+// "[redacted]" if it does not parse). The copy does not validate; use it
+// only for display.
 func Redacted(c ctxfit.Config) ctxfit.Config {
 	c = clone(c)
 	if c.Secret != "" {
@@ -75,6 +78,13 @@ func Redacted(c ctxfit.Config) ctxfit.Config {
 	}
 	for i := range c.PreviousSecrets {
 		c.PreviousSecrets[i] = redacted
+	}
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err == nil {
+			c.RedisURL = u.Redacted()
+		} else {
+			c.RedisURL = redacted
+		}
 	}
 	return c
 }

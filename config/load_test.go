@@ -73,6 +73,11 @@ func TestRedacted(t *testing.T) {
 		assert.Equal(t, ctxfit.Config{Threshold: 1, Secret: "[redacted]", PreviousSecrets: []string{"[redacted]", "[redacted]"}}, got)
 	})
 
+	t.Run("the Redis URL keeps its host and loses its password", func(t *testing.T) {
+		got := config.Redacted(ctxfit.Config{RedisURL: "redis://user:hunter2@redis.internal:6379/1"})
+		assert.Equal(t, "redis://user:xxxxx@redis.internal:6379/1", got.RedisURL)
+	})
+
 	t.Run("the original is not modified", func(t *testing.T) {
 		_ = config.Redacted(c)
 		assert.Equal(t, []string{secretA, secretB}, c.PreviousSecrets)

@@ -23,6 +23,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
 	"github.com/ctxfit/ctxfit/proxy"
+	"github.com/ctxfit/ctxfit/store"
+	"github.com/ctxfit/ctxfit/store/redisstore"
 )
 
 const proxyUsage = `Usage: ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
@@ -185,11 +187,16 @@ func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) strin
 		if err != nil {
 			return nil, nil, err
 		}
-		g, err := ctxfit.New(&ctxfit.Options{Config: c, Logger: logger})
+		st, err := redisstore.FromConfig(c) // nil unless CTXFIT_REDIS_URL is set
 		if err != nil {
 			return nil, nil, err
 		}
-		return g, func() { g.Close() }, nil
+		g, err := ctxfit.New(&ctxfit.Options{Config: c, Store: st, Logger: logger})
+		if err != nil {
+			closeStore(st)
+			return nil, nil, err
+		}
+		return g, func() { g.Close(); closeStore(st) }, nil
 	}
 	var guard atomic.Pointer[ctxfit.Guard]
 	reload := func(c ctxfit.Config) {
@@ -218,14 +225,27 @@ func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) strin
 		w.Close()
 		return nil, nil, err
 	}
-	g, err := ctxfit.New(&ctxfit.Options{Config: c, Logger: logger})
+	st, err := redisstore.FromConfig(c) // read once: a reload does not change the store
 	if err != nil {
 		w.Close()
 		return nil, nil, err
 	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: c, Store: st, Logger: logger})
+	if err != nil {
+		w.Close()
+		closeStore(st)
+		return nil, nil, err
+	}
 	guard.Store(g)
 	reload(w.Current()) // a change while the guard was built
-	return g, func() { w.Close(); g.Close() }, nil
+	return g, func() { w.Close(); g.Close(); closeStore(st) }, nil
+}
+
+// closeStore closes st unless it is nil (the Guard's own in-memory store).
+func closeStore(st store.Store) {
+	if st != nil {
+		_ = st.Close()
+	}
 }
 
 func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *slog.Logger) error {

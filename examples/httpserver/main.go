@@ -27,7 +27,9 @@
 // settings (exampleapi.Config: the detail endpoint has a threshold of 2,000
 // tokens, so a booking of about 3,200 tokens is summarized). Set
 // CTXFIT_SECRET to a random string of 32 bytes or more to keep cursors valid
-// across restarts. The server stops gracefully on SIGINT or SIGTERM.
+// across restarts, and CTXFIT_REDIS_URL (redis://host:port/db) to share
+// snapshots between instances. The server stops gracefully on SIGINT or
+// SIGTERM.
 package main
 
 import (
@@ -53,6 +55,8 @@ import (
 	"github.com/ctxfit/ctxfit/config"
 	"github.com/ctxfit/ctxfit/httpfit"
 	"github.com/ctxfit/ctxfit/internal/exampleapi"
+	"github.com/ctxfit/ctxfit/store"
+	"github.com/ctxfit/ctxfit/store/redisstore"
 	"github.com/ctxfit/ctxfit/telemetry"
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
 )
@@ -154,6 +158,7 @@ type server struct {
 	guard     *ctxfit.Guard
 	aggregate *telemetry.Aggregate
 	provider  *sdkmetric.MeterProvider
+	store     store.Store // nil: the Guard's in-memory store
 }
 
 // newServer wires the example: a Guard configured by cfg whose telemetry
@@ -172,12 +177,21 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 		return nil, err
 	}
 	aggregate := telemetry.NewAggregate(nil)
+	st, err := redisstore.FromConfig(cfg)
+	if err != nil {
+		_ = provider.Shutdown(context.Background())
+		return nil, err
+	}
 	guard, err := ctxfit.New(&ctxfit.Options{
 		Config: cfg,
+		Store:  st,
 		Sink:   telemetry.Multi(aggregate, metrics, telemetry.NewSlogSink(logger)),
 		Logger: logger,
 	})
 	if err != nil {
+		if st != nil {
+			_ = st.Close()
+		}
 		_ = provider.Shutdown(context.Background())
 		return nil, err
 	}
@@ -186,10 +200,15 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 	mux.Handle("/api/", httpfit.Middleware(guard, nil)(exampleapi.Handler()))
 	mux.Handle("GET /healthz", httpfit.HealthHandler(aggregate))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	return &server{Handler: mux, guard: guard, aggregate: aggregate, provider: provider}, nil
+	return &server{Handler: mux, guard: guard, aggregate: aggregate, provider: provider, store: st}, nil
 }
 
-// Close flushes the telemetry and releases the Guard and the meter provider.
+// Close flushes the telemetry and releases the Guard, the Redis store if
+// any and the meter provider.
 func (s *server) Close() error {
-	return errors.Join(s.guard.Close(), s.provider.Shutdown(context.Background()))
+	err := errors.Join(s.guard.Close(), s.provider.Shutdown(context.Background()))
+	if s.store != nil {
+		err = errors.Join(err, s.store.Close())
+	}
+	return err
 }

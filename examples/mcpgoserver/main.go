@@ -45,6 +45,7 @@ import (
 	"github.com/ctxfit/ctxfit/config"
 	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/mcpgofit"
+	"github.com/ctxfit/ctxfit/store/redisstore"
 )
 
 func main() {
@@ -110,17 +111,29 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*serv
 		return nil, nil, err
 	}
 	cfg.Endpoints = withExampleEndpoints(cfg.Endpoints)
-	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Logger: logger})
+	st, err := redisstore.FromConfig(cfg) // nil unless CTXFIT_REDIS_URL is set
 	if err != nil {
+		return nil, nil, err
+	}
+	closeStore := func() error {
+		if st == nil {
+			return nil
+		}
+		return st.Close()
+	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st, Logger: logger})
+	if err != nil {
+		_ = closeStore()
 		return nil, nil, err
 	}
 	// Install after the tools are registered: it rewrites their output
 	// schemas so that shaped results validate.
 	if err := mcpgofit.Install(s, g, nil); err != nil {
 		_ = g.Close()
+		_ = closeStore()
 		return nil, nil, err
 	}
-	return s, g.Close, nil
+	return s, func() error { return errors.Join(g.Close(), closeStore()) }, nil
 }
 
 // withExampleEndpoints appends the example's endpoints that eps does not

@@ -41,6 +41,7 @@ import (
 	"github.com/ctxfit/ctxfit/config"
 	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/store/redisstore"
 )
 
 func main() {
@@ -108,15 +109,27 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*mcp.
 		return nil, nil, err
 	}
 	cfg.Endpoints = withExampleEndpoints(cfg.Endpoints)
-	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Logger: logger})
+	st, err := redisstore.FromConfig(cfg) // nil unless CTXFIT_REDIS_URL is set
 	if err != nil {
+		return nil, nil, err
+	}
+	closeStore := func() error {
+		if st == nil {
+			return nil
+		}
+		return st.Close()
+	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st, Logger: logger})
+	if err != nil {
+		_ = closeStore()
 		return nil, nil, err
 	}
 	if err := mcpfit.Install(server, g, nil); err != nil {
 		g.Close()
+		_ = closeStore()
 		return nil, nil, err
 	}
-	return server, g.Close, nil
+	return server, func() error { return errors.Join(g.Close(), closeStore()) }, nil
 }
 
 // withExampleEndpoints appends the example's endpoints that eps does not
