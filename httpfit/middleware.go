@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/cache"
 )
 
 // Options configure [Middleware]. The zero value (or a nil *Options) gives
@@ -34,6 +35,11 @@ type Options struct {
 	// RequestID returns the ID that correlates a request's telemetry. Nil
 	// means the X-Request-Id request header ("" when absent).
 	RequestID func(*http.Request) string
+	// Cache serves GET responses with status 200 from a response cache
+	// (package cache), keyed by endpoint, path, subject, order and filters.
+	// Nil means no caching. On a hit the handler does not run, and its
+	// headers other than Content-Type are not replayed.
+	Cache *cache.Cache
 }
 
 // Middleware returns middleware that keeps the responses of the handler it
@@ -140,6 +146,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(bw, in)
 		inHandler = false
 		bw.finish()
+		if bw.mode != modeBuffer || bw.status != http.StatusOK {
+			cache.DontStore(ctx)
+		}
 		if bw.mode != modeBuffer {
 			if req.Cursor != "" {
 				return ctxfit.Response{}, errPassedThrough
@@ -150,6 +159,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: bw.header.Get("Content-Type")}, nil
 	}
 
+	if r.Method == http.MethodGet {
+		fetch = cache.Wrap(h.opts.Cache, req, fetch)
+	}
 	var res ctxfit.Result
 	func() {
 		defer func() {

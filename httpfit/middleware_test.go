@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/httpfit"
 	"github.com/ctxfit/ctxfit/internal/corpus"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -625,4 +626,32 @@ func keys(m map[string]json.RawMessage) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+func TestACachedResponseIsServedWithoutRunningTheHandler(t *testing.T) {
+	f := newFixture(t, ctxfit.Options{})
+	c := cache.New(nil)
+	defer c.Close()
+	calls := 0
+	h := httpfit.Middleware(f.guard, &httpfit.Options{Cache: c})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(itemsJSON)
+	}))
+	first := do(h, "GET", "/api/bookings?status=confirmed")
+	second := do(h, "GET", "/api/bookings?status=confirmed")
+	assert.Equal(t, 1, calls, "the second request is a cache hit")
+	assert.Equal(t, decodePage(t, first).Items, decodePage(t, second).Items, "the same page, with its own cursor")
+	assert.Equal(t, 200, second.Code)
+
+	do(h, "GET", "/api/bookings?status=pending")
+	assert.Equal(t, 2, calls, "other filters are another entry")
+	do(h, "POST", "/api/bookings?status=confirmed")
+	assert.Equal(t, 3, calls, "only GET is cached")
+
+	recs := f.records.wait(t, 4)
+	require.NotNil(t, recs[1].CacheHit)
+	assert.True(t, *recs[1].CacheHit)
+	require.NotNil(t, recs[0].CacheHit)
+	assert.False(t, *recs[0].CacheHit)
 }
