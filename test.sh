@@ -32,3 +32,6 @@ go test -race -shuffle=on -count=1 ./...
 
 echo "== benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
 (cd benchmarks && go vet ./... && go test -count=1 ./...)
+
+echo "== load test (short)"
+scripts/load.sh --short

@@ -63,6 +63,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	flag.BoolVar(&serveRaw, "raw", false, "serve the API without the ctxfit middleware (the bare side of scripts/load.sh)")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -72,6 +73,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// serveRaw, set by -raw, serves /api/ without the middleware: the bare API, for
+// comparing its throughput and latency with the wrapped one.
+var serveRaw bool
 
 // run serves on addr until ctx is done, then shuts down gracefully. ready,
 // if not nil, is called with the address once the server listens.
@@ -197,7 +202,11 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/api/", httpfit.Middleware(guard, nil)(exampleapi.Handler()))
+	if serveRaw {
+		mux.Handle("/api/", exampleapi.Handler())
+	} else {
+		mux.Handle("/api/", httpfit.Middleware(guard, nil)(exampleapi.Handler()))
+	}
 	mux.Handle("GET /healthz", httpfit.HealthHandler(aggregate))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	return &server{Handler: mux, guard: guard, aggregate: aggregate, provider: provider, store: st}, nil
