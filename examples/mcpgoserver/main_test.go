@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
 )
@@ -115,9 +116,9 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 }
 
 func TestAnOperatorsEndpointWinsOverTheExamples(t *testing.T) {
-	eps := withExampleEndpoints([]ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}})
+	eps := exampletools.WithEndpoints([]ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}})
 	assert.Equal(t, []ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}}, eps)
-	assert.Equal(t, exampleEndpoints, withExampleEndpoints(nil))
+	assert.Equal(t, exampletools.Endpoints(), exampletools.WithEndpoints(nil))
 }
 
 // start runs the example binary with args as a stdio subprocess and returns

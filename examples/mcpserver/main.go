@@ -37,11 +37,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/config"
 	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/mcpfit"
-	"github.com/ctxfit/ctxfit/store/redisstore"
 )
 
 func main() {
@@ -89,13 +86,6 @@ func run(ctx context.Context, httpAddr string, raw bool, logger *slog.Logger) er
 	}
 }
 
-// exampleEndpoints are the example's per-tool settings.
-var exampleEndpoints = []ctxfit.Endpoint{
-	// The booking is about 3,200 tokens, under the default threshold of
-	// 4,000: a lower one shows the summary and drill-down.
-	{Match: "get_booking", Threshold: 2000},
-}
-
 // newServer returns the example server, guarded by ctxfit unless raw, and
 // a function that releases the guard.
 func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*mcp.Server, func() error, error) {
@@ -104,48 +94,15 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*mcp.
 	if raw {
 		return server, func() error { return nil }, nil
 	}
-	cfg, err := config.Load("", getenv)
+	g, closeGuard, err := exampletools.Guard(getenv, logger)
 	if err != nil {
-		return nil, nil, err
-	}
-	cfg.Endpoints = withExampleEndpoints(cfg.Endpoints)
-	st, err := redisstore.FromConfig(cfg) // nil unless CTXFIT_REDIS_URL is set
-	if err != nil {
-		return nil, nil, err
-	}
-	closeStore := func() error {
-		if st == nil {
-			return nil
-		}
-		return st.Close()
-	}
-	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st, Logger: logger})
-	if err != nil {
-		_ = closeStore()
 		return nil, nil, err
 	}
 	if err := mcpfit.Install(server, g, nil); err != nil {
-		g.Close()
-		_ = closeStore()
+		_ = closeGuard()
 		return nil, nil, err
 	}
-	return server, func() error { return errors.Join(g.Close(), closeStore()) }, nil
-}
-
-// withExampleEndpoints appends the example's endpoints that eps does not
-// configure already.
-func withExampleEndpoints(eps []ctxfit.Endpoint) []ctxfit.Endpoint {
-	out := append([]ctxfit.Endpoint(nil), eps...)
-next:
-	for _, ex := range exampleEndpoints {
-		for _, ep := range eps {
-			if ep.Match == ex.Match {
-				continue next
-			}
-		}
-		out = append(out, ex)
-	}
-	return out
+	return server, closeGuard, nil
 }
 
 type listInput struct {
