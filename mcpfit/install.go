@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -31,6 +32,18 @@ type Options struct {
 	// HTTP mode. Set it to bind cursors to a principal instead, for example
 	// from req.Extra.TokenInfo.
 	Subject func(ctx context.Context, req *mcp.CallToolRequest) string
+	// Cache serves the results of guarded tools from a response cache
+	// (package cache), keyed by tool name, subject and canonical
+	// arguments; the re-invocations of ctxfit_next (replay mode) and
+	// ctxfit_details use the same entries. Nil means no caching. Only
+	// results ctxfit could shape are stored: never errors, input requests
+	// or non-text content; [cache.Options.Cacheable] can narrow that to
+	// some tools (req.Endpoint is the tool name). On a hit the tool does
+	// not run and its result is rebuilt from the stored body: structured
+	// content and one text block holding its JSON when the tool returned
+	// structured content, else one text block with the tool's text blocks
+	// joined by newlines; the tool's own _meta is not kept.
+	Cache *cache.Cache
 }
 
 const (
@@ -63,7 +76,7 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	a := &adapter{g: g, subject: o.Subject, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
+	a := &adapter{g: g, subject: o.Subject, cache: o.Cache, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
 	if a.names.Next == a.names.Details {
 		return fmt.Errorf("mcpfit: the continuation and details tools have the same name %q", a.names.Next)
 	}
@@ -90,6 +103,7 @@ type adapter struct {
 	g       *ctxfit.Guard
 	names   mcpcore.Names
 	subject func(context.Context, *mcp.CallToolRequest) string
+	cache   *cache.Cache
 
 	mu    sync.Mutex
 	inner mcp.MethodHandler // the handler the middleware wraps
@@ -194,6 +208,32 @@ func bodyOf(r *mcp.CallToolResult) (body []byte, contentType string, ok bool) {
 	return []byte(strings.Join(texts, "\n")), "", true
 }
 
+// cached wraps fetch in the response cache of req, and keeps the response
+// it returns in *got, so that a hit (fetch did not run) can be rebuilt
+// into a tool result with [fromCache].
+func (a *adapter) cached(req ctxfit.Request, fetch ctxfit.Fetch, got *ctxfit.Response) ctxfit.Fetch {
+	if a.cache == nil {
+		return fetch
+	}
+	fetch = cache.Wrap(a.cache, req, fetch)
+	return func(ctx context.Context) (ctxfit.Response, error) {
+		resp, err := fetch(ctx)
+		*got = resp
+		return resp, err
+	}
+}
+
+// fromCache rebuilds a tool result from the body [bodyOf] made of it:
+// structured content (and its JSON as text) for a JSON body, one text
+// block otherwise.
+func fromCache(resp ctxfit.Response) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(resp.Body)}}}
+	if resp.ContentType == "application/json" {
+		out.StructuredContent = json.RawMessage(resp.Body)
+	}
+	return out
+}
+
 func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (mcp.Result, error) {
 	name := req.Params.Name
 	if !a.guarded(name) {
@@ -203,13 +243,25 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	if err != nil {
 		return next(ctx, methodCallTool, req) // the tool reports its own bad input
 	}
-	var orig mcp.Result
+	var (
+		orig mcp.Result
+		got  ctxfit.Response
+	)
+	r := ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}
 	fetch := fetcher(func(ctx context.Context) (mcp.Result, error) { return next(ctx, methodCallTool, req) }, &orig)
-	res, err := a.g.Handle(ctx, ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}, fetch)
+	res, err := a.g.Handle(ctx, r, a.cached(r, fetch, &got))
+	if orig == nil && got.CacheHit != nil && *got.CacheHit {
+		orig = fromCache(got) // the tool did not run
+	}
 	if orig == nil {
 		return nil, err // the tool's own protocol error
 	}
 	ctr, ok := orig.(*mcp.CallToolResult)
+	if ok && errors.Is(err, ctxfit.ErrStoreUnavailable) && !ctr.IsError {
+		// Shaping needs the store: passing the result on whole would break
+		// the budget, so say to retry, as the HTTP adapter's 503 does.
+		return errorResult(mcpcore.ErrorOf(err)), nil
+	}
 	if !ok || err != nil || !res.Shaped {
 		return orig, nil // fail open
 	}
@@ -280,8 +332,11 @@ func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // serve answers a continuation or drill-down request r by running the tool
 // it names.
 func (a *adapter) serve(ctx context.Context, req *mcp.CallToolRequest, r ctxfit.Request) (*mcp.CallToolResult, error) {
-	var orig mcp.Result
-	res, err := a.g.Handle(ctx, r, fetcher(a.invoke(req, r.Endpoint, r.Filters), &orig))
+	var (
+		orig mcp.Result
+		got  ctxfit.Response
+	)
+	res, err := a.g.Handle(ctx, r, a.cached(r, fetcher(a.invoke(req, r.Endpoint, r.Filters), &orig), &got))
 	if err != nil {
 		if ctr, ok := orig.(*mcp.CallToolResult); ok && errors.Is(err, errUnshapeable) {
 			return ctr, nil // the tool answered with an error or non-text content

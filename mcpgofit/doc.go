@@ -75,7 +75,9 @@
 //
 // Install fails open: results that are errors (isError), that ask the
 // client for input (inputRequests), or that hold anything but text (images,
-// audio, resources) pass through untouched, and so does a result ctxfit
-// could not shape (for example when the snapshot store is down). Task tools
+// audio, resources) pass through untouched. A result that needs shaping
+// while the snapshot store is unavailable is a tool error (code
+// store_unavailable) that says to retry, as the HTTP adapter's 503 does:
+// passing it on whole would break the budget. Task tools
 // (AddTaskTool) bypass mcp-go's tool middleware and are never shaped.
 package mcpgofit

@@ -164,6 +164,10 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			return nil, err // cannot happen: a first call always runs the tool
 		case f.err != nil:
 			return nil, f.err // the tool's own error, unchanged
+		case errors.Is(err, ctxfit.ErrStoreUnavailable) && !f.result.IsError:
+			// Shaping needs the store: passing the result on whole would
+			// break the budget, so say to retry, as the HTTP adapter's 503 does.
+			return errorResult(mcpcore.ErrorOf(err)), nil
 		case err != nil || !res.Shaped:
 			return f.result, nil // pass through, or fail open
 		}

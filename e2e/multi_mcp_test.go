@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/redistest"
+)
+
+// proxyInstance runs `ctxfit proxy -- mcpserver -raw` over stdio with the
+// test environment plus env (later entries win: CTXFIT_SECRET,
+// CTXFIT_PREVIOUS_SECRETS, CTXFIT_REDIS_URL) and connects to it; its
+// standard error is shown when the test fails.
+func proxyInstance(t *testing.T, bins map[string]string, env ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bins["ctxfit"], "proxy", "--", bins["mcpserver"], "-raw")
+	cmd.Env = append(cleanEnv(), env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err, "stderr: %s", stderr)
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("ctxfit proxy %v stderr:\n%s", env, stderr)
+		}
+	})
+	return cs
+}
+
+// followAcross calls tool with args on the first session and then follows
+// every cursor with the continuation tool, asking the sessions in turn,
+// and returns the shaped bodies. No result may be an error or exceed the
+// default hard cap.
+func followAcross(t *testing.T, tool string, args any, sessions ...*mcp.ClientSession) []string {
+	t.Helper()
+	var bodies []string
+	res := mcptest.Call(t, sessions[0], tool, args)
+	for n := 1; ; n++ {
+		require.Less(t, n, 2000, "too many continuations")
+		require.False(t, res.IsError, "result is an error: %v", mcptest.Texts(t, res))
+		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
+		bodies = append(bodies, mcptest.Texts(t, res)[0])
+		next := mcptest.NextCursor(res)
+		if next == "" {
+			return bodies
+		}
+		res = mcptest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	}
+}
+
+// toolError returns the structured error of an isError result.
+func toolError(t *testing.T, res *mcp.CallToolResult) mcpcore.Error {
+	t.Helper()
+	require.True(t, res.IsError, "want a tool error, got %v", mcptest.Texts(t, res))
+	b, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	var e mcpcore.Error
+	require.NoError(t, json.Unmarshal(b, &e), "structured content: %s", b)
+	return e
+}
+
+// firstToolCursor returns the cursor of tool's first shaped result on cs.
+func firstToolCursor(t *testing.T, cs *mcp.ClientSession, tool string) string {
+	t.Helper()
+	res := mcptest.Call(t, cs, tool, nil)
+	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+	next := mcptest.NextCursor(res)
+	require.NotEmpty(t, next, "%s is not shaped", tool)
+	return next
+}
+
+func redisEnv(srv *redistest.Server, secret string, previous ...string) []string {
+	env := []string{"CTXFIT_REDIS_URL=" + srv.URL(), "CTXFIT_SECRET=" + secret}
+	for _, p := range previous {
+		env = append(env, "CTXFIT_PREVIOUS_SECRETS="+p)
+	}
+	return env
+}
+
+func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
+	bins := binaries(t)
+	srv := redistest.Start(t)
+	a := proxyInstance(t, bins, redisEnv(srv, oldSecret)...)
+	b := proxyInstance(t, bins, redisEnv(srv, oldSecret)...)
+	raw, _ := connect(t, bins["mcpserver"], "-raw")
+
+	t.Run("list_bookings pages followed across both proxies reproduce the list", func(t *testing.T) {
+		bodies := followAcross(t, "list_bookings", nil, a, b)
+		require.Greater(t, len(bodies), 1)
+		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", nil))[0], mcptest.JoinItems(t, bodies, "items"))
+	})
+	t.Run("read_log chunks followed across both proxies reproduce the log byte for byte", func(t *testing.T) {
+		bodies := followAcross(t, "read_log", nil, b, a)
+		require.Greater(t, len(bodies), 10)
+		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "read_log", nil))[0], mcptest.JoinChunks(t, bodies))
+	})
+}
+
+func TestARotatedSecretKeepsAProxysOldCursorsValidAndARemovedOneIsRejected(t *testing.T) {
+	bins := binaries(t)
+	srv := redistest.Start(t)
+	before := proxyInstance(t, bins, redisEnv(srv, oldSecret)...)
+	old := map[string]string{}
+	for _, tool := range []string{"list_bookings", "read_log"} {
+		old[tool] = firstToolCursor(t, before, tool)
+	}
+
+	rotated := proxyInstance(t, bins, redisEnv(srv, newSecret, oldSecret)...)
+	t.Run("cursors signed with the previous secret are honoured by the rotated proxy", func(t *testing.T) {
+		for tool, cursor := range old {
+			res := mcptest.Call(t, rotated, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
+			assert.False(t, res.IsError, "%s: %v", tool, mcptest.Texts(t, res))
+			assert.NotEmpty(t, mcptest.NextCursor(res), tool)
+		}
+	})
+	t.Run("a cursor signed with the new secret is honoured by another rotated proxy", func(t *testing.T) {
+		other := proxyInstance(t, bins, redisEnv(srv, newSecret, oldSecret)...)
+		res := mcptest.Call(t, other, mcpcore.DefaultNextTool, map[string]any{"cursor": firstToolCursor(t, rotated, "list_bookings")})
+		assert.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+	})
+
+	removed := proxyInstance(t, bins, redisEnv(srv, newSecret)...)
+	t.Run("cursors signed with a removed secret are a cursor_invalid tool error", func(t *testing.T) {
+		for tool, cursor := range old {
+			res := mcptest.Call(t, removed, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
+			assert.Equal(t, "cursor_invalid", toolError(t, res).Code, tool)
+		}
+	})
+}
+
+func TestWhenRedisGoesDownAProxysContinuationsAreRetryableToolErrorsAndTheProxyRecovers(t *testing.T) {
+	bins := binaries(t)
+	srv := redistest.Start(t)
+	cs := proxyInstance(t, bins, redisEnv(srv, oldSecret)...)
+	raw, _ := connect(t, bins["mcpserver"], "-raw")
+	cursor := firstToolCursor(t, cs, "list_bookings")
+
+	require.NoError(t, srv.Stop())
+	assertStoreUnavailable := func(t *testing.T, res *mcp.CallToolResult) {
+		t.Helper()
+		e := toolError(t, res)
+		assert.Equal(t, "store_unavailable", e.Code)
+		assert.Contains(t, e.Data.Suggestion, "Retry")
+		assert.Positive(t, e.Data.RetryAfter)
+	}
+	t.Run("a result to shape is a store_unavailable tool error, not an over-budget pass-through", func(t *testing.T) {
+		assertStoreUnavailable(t, mcptest.Call(t, cs, "list_bookings", nil))
+	})
+	t.Run("a continuation is a store_unavailable tool error", func(t *testing.T) {
+		assertStoreUnavailable(t, mcptest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor}))
+	})
+	t.Run("a small result needs no store and passes through", func(t *testing.T) {
+		args := map[string]any{"status": "unknown"}
+		res := mcptest.Call(t, cs, "list_bookings", args)
+		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", args)), mcptest.Texts(t, res))
+	})
+
+	require.NoError(t, srv.Restart())
+	t.Run("the proxy recovers by itself once Redis is back on the same port", func(t *testing.T) {
+		require.Eventually(t, func() bool {
+			return !mcptest.Call(t, cs, "list_bookings", nil).IsError
+		}, 10*time.Second, 50*time.Millisecond)
+		bodies := followAcross(t, "list_bookings", nil, cs)
+		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", nil))[0], mcptest.JoinItems(t, bodies, "items"))
+	})
+}
