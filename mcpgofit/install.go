@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -37,6 +38,16 @@ type Options struct {
 	// authentication put in the context). It is called concurrently, from
 	// every tool call.
 	Subject func(ctx context.Context, req mcp.CallToolRequest) string
+	// Cache serves the results of guarded tools from a response cache
+	// (package cache), keyed by tool name, subject and canonical arguments;
+	// the re-invocations of ctxfit_next (replay mode) and ctxfit_details use
+	// the same entries. Nil means no caching. Only results ctxfit could shape
+	// are stored: never errors, input requests or non-text content. On a hit
+	// the tool does not run and its result is rebuilt from the stored body
+	// (structured content and its JSON as text when the tool returned
+	// structured content, else one text block); the tool's own _meta is not
+	// kept.
+	Cache *cache.Cache
 }
 
 // Install guards every tool of s with g and registers the continuation and
@@ -70,7 +81,7 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	a := &adapter{s: s, g: g, subject: o.Subject, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
+	a := &adapter{s: s, g: g, subject: o.Subject, cache: o.Cache, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
 	if a.names.Next == a.names.Details {
 		return fmt.Errorf("mcpgofit: the continuation and details tools have the same name %q", a.names.Next)
 	}
@@ -108,6 +119,7 @@ type adapter struct {
 	g       *ctxfit.Guard
 	names   mcpcore.Names
 	subject func(context.Context, mcp.CallToolRequest) string
+	cache   *cache.Cache
 
 	// originals maps the name of a tool Install re-registered to its
 	// schemas, so that tools/list can show a disabled tool's own schema.
@@ -157,8 +169,9 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			return next(ctx, req) // the tool reports its own bad input
 		}
 		var f fetched
+		r := ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}
 		fetch := f.fetch(func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
-		res, err := a.g.Handle(ctx, ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}, fetch)
+		res, err := a.g.Handle(ctx, r, a.cached(r, fetch, &f))
 		switch {
 		case !f.called:
 			return nil, err // cannot happen: a first call always runs the tool
@@ -175,6 +188,31 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		a.fill(&out, res, mcpcore.Call{Tool: name, Arguments: args}, hasStructured(f.result), f.result.Meta)
 		return &out, nil
 	}
+}
+
+// cached puts the response cache, if any, in front of fetch; on a hit the
+// tool does not run, and f gets the result rebuilt from the cached body.
+func (a *adapter) cached(r ctxfit.Request, fetch ctxfit.Fetch, f *fetched) ctxfit.Fetch {
+	if a.cache == nil {
+		return fetch
+	}
+	fetch = cache.Wrap(a.cache, r, fetch)
+	return func(ctx context.Context) (ctxfit.Response, error) {
+		resp, err := fetch(ctx)
+		if err == nil && !f.called && resp.CacheHit != nil && *resp.CacheHit {
+			f.called, f.result = true, fromCache(resp)
+		}
+		return resp, err
+	}
+}
+
+// fromCache rebuilds a tool result from the body [bodyOf] made of it.
+func fromCache(resp ctxfit.Response) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(resp.Body))}}
+	if resp.ContentType == "application/json" {
+		out.StructuredContent = json.RawMessage(resp.Body)
+	}
+	return out
 }
 
 // fetched records what a tool call returned, for the Fetch of a call.
@@ -312,7 +350,7 @@ func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 // it names when the Guard needs its result.
 func (a *adapter) serve(ctx context.Context, r ctxfit.Request) (*mcp.CallToolResult, error) {
 	var f fetched
-	res, err := a.g.Handle(ctx, r, f.fetch(a.invoke(r.Endpoint, r.Filters)))
+	res, err := a.g.Handle(ctx, r, a.cached(r, f.fetch(a.invoke(r.Endpoint, r.Filters)), &f))
 	if err != nil {
 		if f.result != nil && errors.Is(err, errUnshapeable) {
 			return f.result, nil // the tool answered with an error or non-text content
