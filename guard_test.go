@@ -402,3 +402,21 @@ func TestADrillDownOverTheHardCapContinuesInCutsInBothModes(t *testing.T) {
 		})
 	}
 }
+
+func TestWithTheEstimatorASampleIsAlsoCountedExactly(t *testing.T) {
+	var got []telemetry.Record
+	sink := telemetry.SinkFunc(func(_ context.Context, r telemetry.Record) error { got = append(got, r); return nil })
+	g, err := ctxfit.New(&ctxfit.Options{
+		Config:  ctxfit.Config{Secret: secret, EstimateSample: 1}, // every response
+		Counter: budget.Estimator{},
+		Sink:    sink,
+	})
+	require.NoError(t, err)
+	body, _ := json.Marshal(corpus.Items(300))
+	_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))
+	require.NoError(t, err)
+	require.NoError(t, g.Close()) // flushes telemetry
+	require.Len(t, got, 1)
+	require.NotNil(t, got[0].EstimateError, "the estimate's error against the exact count is recorded")
+	assert.True(t, telemetry.WithinTolerance(*got[0].EstimateError), "chars/4 with the 20%% margin is within 20%% on JSON: %v", *got[0].EstimateError)
+}
