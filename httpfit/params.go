@@ -50,6 +50,9 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		end     = ""
 		seen    uint8
 	)
+	// The ctxfit parameters, by name, and where each one's value goes.
+	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine}
+	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end}
 	for seg := range strings.SplitSeq(raw, "&") {
 		if seg == "" {
 			continue
@@ -63,34 +66,8 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		if err != nil {
 			return q, &paramError{key, fmt.Errorf("%w: httpfit: the value of %s is not URL-encoded correctly", ctxfit.ErrBadRequest, key)}
 		}
-		var bit uint8
-		switch key {
-		case p.Cursor:
-			bit = 1
-			if seen&bit == 0 {
-				q.cursor = val
-			}
-		case p.Limit:
-			bit = 2
-			if seen&bit == 0 {
-				limit = val
-			}
-		case p.Fields:
-			bit = 4
-			if seen&bit == 0 {
-				q.fields = val
-			}
-		case p.StartLine:
-			bit = 8
-			if seen&bit == 0 {
-				start = val
-			}
-		case p.EndLine:
-			bit = 16
-			if seen&bit == 0 {
-				end = val
-			}
-		default:
+		slot := slices.IndexFunc(names[:], func(n string) bool { return n == key })
+		if slot < 0 {
 			rest = append(rest, seg)
 			if key == "order" || key == "sort" {
 				orders = append(orders, val)
@@ -102,7 +79,10 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 			filters[key] = append(filters[key], val)
 			continue
 		}
-		seen |= bit
+		if seen&(1<<slot) == 0 { // the first value counts
+			*values[slot] = val
+		}
+		seen |= 1 << slot
 	}
 	if seen == 0 {
 		q.stripped = raw
