@@ -2,7 +2,6 @@ package chunk_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/fakeclock"
 )
 
 // testSecret is a fixed 32-byte key; tests never use it for anything else.
@@ -20,24 +20,9 @@ var testSecret = []byte("chunk-test-secret-00000000000000")
 var epoch = time.Date(2025, 10, 15, 12, 0, 0, 0, time.UTC)
 
 // clock is a settable time source for cursor.Options.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type clock = fakeclock.Clock
 
-func newClock() *clock { return &clock{now: epoch} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *clock { return fakeclock.New(epoch) }
 
 func newCodec(tb testing.TB, clk *clock, secret []byte) *cursor.Codec {
 	tb.Helper()

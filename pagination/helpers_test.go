@@ -2,7 +2,6 @@ package pagination_test
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/fakeclock"
 	"github.com/ctxfit/ctxfit/pagination"
 )
 
@@ -20,24 +20,9 @@ var testSecret = []byte("pagination-test-secret-000000000")
 var epoch = time.Date(2025, 10, 15, 12, 0, 0, 0, time.UTC)
 
 // clock is a settable time source for cursor.Options.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type clock = fakeclock.Clock
 
-func newClock() *clock { return &clock{now: epoch} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *clock { return fakeclock.New(epoch) }
 
 func newCodec(tb testing.TB, clk *clock) *cursor.Codec {
 	tb.Helper()
