@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit/internal/fakeclock"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/storetest"
 )
@@ -39,24 +40,9 @@ func TestMemoryConformance(t *testing.T) {
 }
 
 // clock is a fake clock for the tests; safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = fakeclock.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // newMemory returns a Memory on a fake clock, closed at the end of the test.
 func newMemory(t *testing.T, opts store.MemoryOptions) (*store.Memory, *clock) {
