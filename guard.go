@@ -60,8 +60,9 @@ type Guard struct {
 	sink     *telemetry.Async
 	logger   *slog.Logger
 	now      func() time.Time
-	counter  budget.Counter // from Options; nil means exact per Config.Encoding
-	randKey  []byte         // per-process key used when Config.Secret is empty
+	since    func(time.Time) time.Duration // time.Since on g.now's clock
+	counter  budget.Counter                // from Options; nil means exact per Config.Encoding
+	randKey  []byte                        // per-process key used when Config.Secret is empty
 	sampler  *telemetry.Sampler
 }
 
@@ -79,8 +80,11 @@ func New(opts *Options) (*Guard, error) {
 		now:     o.Now,
 		counter: o.Counter,
 	}
+	g.since = time.Since // reads only the monotonic clock
 	if g.now == nil {
 		g.now = time.Now
+	} else {
+		g.since = func(t time.Time) time.Duration { return g.now().Sub(t) }
 	}
 	e, err := g.compile(o.Config)
 	if err != nil {

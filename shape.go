@@ -15,6 +15,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/mediatype"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
@@ -41,21 +42,37 @@ type Fetch func(ctx context.Context) (Response, error)
 // field) is an error that [ProblemOf] maps to a 400. Anything else that
 // goes wrong while shaping (a panic, a parse failure, the time limit) falls
 // back to the byte-bounded cut and is recorded, never failing the request.
-func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (Result, error) {
+func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Result, err error) {
 	start := g.now()
 	e := g.cur.Load()
 	r := e.rulesFor(req.Endpoint)
-	var cacheHit *bool
-	res, err := g.handle(ctx, e, r, req, func(ctx context.Context) (Response, error) {
-		resp, err := fetch(ctx)
-		cacheHit = resp.CacheHit
-		return resp, err
-	})
-	res.Record.CacheHit = cacheHit
+	if req.Cursor != "" && !r.disabled {
+		res, err = g.resume(ctx, e, r, req, fetch)
+	} else {
+		resp, ferr := fetch(ctx)
+		if ferr != nil {
+			return Result{}, ferr // the handler's error, not recorded
+		}
+		switch {
+		case r.disabled:
+			res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
+		case len(resp.Body) <= r.budget.Threshold && !req.explicit():
+			// n bytes never hold more than n tokens: nothing to count or
+			// shape. This is the common case, filled in place.
+			outcome := telemetry.OutcomePassthrough
+			if mediatype.Of(resp.ContentType) == mediatype.Other {
+				outcome = telemetry.OutcomeBypass
+			}
+			res.estimatedPassThrough(resp, outcome)
+		default:
+			res, err = g.first(ctx, e, r, req, resp)
+		}
+		res.Record.CacheHit = resp.CacheHit
+	}
 	res.Record.RequestID = req.RequestID
 	res.Record.Endpoint = req.Endpoint
 	res.Record.Timestamp = start
-	res.Record.Latency = max(g.now().Sub(start), 0)
+	res.Record.Latency = max(g.since(start), 0)
 	res.Record.HardCap = r.budget.HardCap
 	if err != nil {
 		var fe fetchError
@@ -71,6 +88,12 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (Result, e
 	return res, nil
 }
 
+// explicit reports whether req asks for a line range or a drill-down,
+// which are answered whatever the response's size.
+func (req *Request) explicit() bool {
+	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != ""
+}
+
 // fetchError marks errors of the handler, which Handle returns unchanged
 // and does not record.
 type fetchError struct{ err error }
@@ -83,18 +106,17 @@ func (g *Guard) emit(ctx context.Context, rec telemetry.Record) {
 	}
 }
 
-func (g *Guard) handle(ctx context.Context, e *engine, r *rules, req Request, fetch Fetch) (Result, error) {
-	if req.Cursor != "" && !r.disabled {
-		return g.continuation(ctx, e, r, req, fetch)
-	}
-	resp, err := fetch(ctx)
-	if err != nil {
-		return Result{}, fetchError{err}
-	}
-	if r.disabled {
-		return estimatedPassThrough(resp, telemetry.OutcomeBypass), nil
-	}
-	return g.first(ctx, e, r, req, resp)
+// resume answers a request with a cursor, recording whether the handler's
+// response (replay mode) came from a cache.
+func (g *Guard) resume(ctx context.Context, e *engine, r *rules, req Request, fetch Fetch) (Result, error) {
+	var cacheHit *bool
+	res, err := g.continuation(ctx, e, r, req, func(ctx context.Context) (Response, error) {
+		resp, err := fetch(ctx)
+		cacheHit = resp.CacheHit
+		return resp, err
+	})
+	res.Record.CacheHit = cacheHit
+	return res, err
 }
 
 // passThrough returns the response unchanged; tokens is its token count.
@@ -115,23 +137,22 @@ func passThrough(resp Response, tokens int) Result {
 // optimization metadata. The guard uses it where no count can change the
 // decision (a response no longer than the threshold in bytes, a bypass), so
 // that pass-through costs next to nothing.
-func estimatedPassThrough(resp Response, outcome string) Result {
-	res := passThrough(resp, budget.Estimator{Margin: -1}.Count(string(resp.Body)))
-	res.Record.Outcome = outcome
-	res.Record.OptimizationMetadata = map[string]any{"tokensEstimated": true}
-	return res
+func (res *Result) estimatedPassThrough(resp Response, outcome string) {
+	n := (len(resp.Body) + 3) / 4 // budget.Estimator without its margin
+	*res = Result{
+		Body: resp.Body, ContentType: resp.ContentType, Strategy: telemetry.StrategyPassthrough,
+		Record: telemetry.Record{
+			Strategy: telemetry.StrategyPassthrough, Outcome: outcome,
+			TokensBefore: n, TokensAfter: n, EstimatedTokens: n,
+			BytesBefore: len(resp.Body), BytesAfter: len(resp.Body), ResponseBytes: len(resp.Body),
+			OptimizationMetadata: estimatedMetadata,
+		},
+	}
 }
 
-// shapeableType reports whether a media type is one the guard may shape
-// (JSON, text, or unknown and to be sniffed).
-func shapeableType(contentType string) bool {
-	ct := strings.ToLower(contentType)
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = strings.TrimSpace(ct[:i])
-	}
-	return ct == "" || ct == "application/json" || strings.HasSuffix(ct, "+json") || strings.HasPrefix(ct, "text/") ||
-		ct == "application/x-ndjson" || ct == "application/jsonl"
-}
+// estimatedMetadata marks a record whose token counts are estimates. It is
+// shared: records' OptimizationMetadata is read-only by contract.
+var estimatedMetadata = map[string]any{"tokensEstimated": true}
 
 // kindOf tells JSON from text.
 type bodyKind int
@@ -143,19 +164,15 @@ const (
 )
 
 func kindOf(resp Response) bodyKind {
-	ct := strings.ToLower(resp.ContentType)
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = strings.TrimSpace(ct[:i])
-	}
-	switch {
-	case ct == "application/json" || strings.HasSuffix(ct, "+json"):
+	switch mediatype.Of(resp.ContentType) {
+	case mediatype.JSON:
 		if json.Valid(resp.Body) {
 			return kindJSON
 		}
 		return kindText
-	case strings.HasPrefix(ct, "text/") || ct == "application/x-ndjson" || ct == "application/jsonl":
+	case mediatype.Text:
 		return kindText
-	case ct == "":
+	case mediatype.None:
 		if json.Valid(resp.Body) {
 			return kindJSON
 		}
@@ -166,26 +183,20 @@ func kindOf(resp Response) bodyKind {
 	return kindOther
 }
 
-// first shapes a fresh response (no cursor).
+// first shapes a fresh response (no cursor) that may need it: one over
+// the threshold in bytes, or an explicit request.
 func (g *Guard) first(ctx context.Context, e *engine, r *rules, req Request, resp Response) (Result, error) {
-	body := string(resp.Body)
-	explicit := req.StartLine != 0 || req.EndLine != 0 || req.Fields != ""
-	if len(body) <= r.budget.Threshold && !explicit {
-		// n bytes never hold more than n tokens: nothing to count or shape.
-		outcome := telemetry.OutcomePassthrough
-		if !shapeableType(resp.ContentType) {
-			outcome = telemetry.OutcomeBypass
-		}
-		return estimatedPassThrough(resp, outcome), nil
-	}
 	kind := kindOf(resp)
 	if kind == kindOther {
-		return estimatedPassThrough(resp, telemetry.OutcomeBypass), nil
+		var res Result
+		res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
+		return res, nil
 	}
 	// Line ranges and drill-downs are explicit requests.
 	if req.StartLine != 0 || req.EndLine != 0 {
 		return g.lines(ctx, e, r, req, resp)
 	}
+	body := string(resp.Body)
 	tokens := e.counter.Count(body)
 	rec := telemetry.Record{TokensBefore: tokens, BytesBefore: len(body)}
 	g.sample(e, body, tokens, &rec)
