@@ -1,12 +1,14 @@
 package httpfit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ctxfit/ctxfit"
@@ -131,42 +133,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, problemOf(err, cfg.Params))
 		return
 	}
-	bw := &bufferWriter{rw: w, max: cfg.MaxBufferBytes, header: w.Header().Clone()}
-	var inHandler, fetched bool
-	fetch := func(ctx context.Context) (ctxfit.Response, error) {
-		if fetched {
-			return ctxfit.Response{}, errors.New("httpfit: the handler cannot run twice for one request")
-		}
-		fetched = true
-		in := inner
-		if ctx != in.Context() {
-			in = in.WithContext(ctx)
-		}
-		inHandler = true
-		h.next.ServeHTTP(bw, in)
-		inHandler = false
-		bw.finish()
-		if bw.mode != modeBuffer || bw.status != http.StatusOK {
-			cache.DontStore(ctx)
-		}
-		if bw.mode != modeBuffer {
-			if req.Cursor != "" {
-				return ctxfit.Response{}, errPassedThrough
-			}
-			// Recorded as a bypass; Handle writes nothing.
-			return ctxfit.Response{ContentType: bypassType}, nil
-		}
-		return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: bw.header.Get("Content-Type")}, nil
-	}
-
-	if r.Method == http.MethodGet {
+	c := callPool.Get().(*call)
+	c.h, c.inner, c.cursor = h, inner, req.Cursor != ""
+	c.bw.reset(w, cfg.MaxBufferBytes)
+	fetch := c.fetchFunc
+	if h.opts.Cache != nil && r.Method == http.MethodGet {
 		fetch = cache.Wrap(h.opts.Cache, req, fetch)
 	}
 	var res ctxfit.Result
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				if inHandler {
+				if c.inHandler {
 					panic(p) // the handler's own panic
 				}
 				err = fmt.Errorf("httpfit: shaping panicked: %v", p)
@@ -174,20 +152,94 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		res, err = h.g.Handle(r.Context(), req, fetch)
 	}()
+	c.respond(w, res, err, cfg.Params)
+	// A cache may keep the body it was given; without one, nothing holds
+	// the buffer once the response is written.
+	if h.opts.Cache == nil {
+		c.release()
+	}
+}
 
-	if fetched && bw.mode != modeBuffer {
+// call is the state of one request through the middleware. Calls are
+// pooled, so that a response that passes through costs no allocation for
+// its buffer, headers or closure.
+type call struct {
+	h         *handler
+	inner     *http.Request
+	cursor    bool
+	bw        bufferWriter
+	inHandler bool
+	fetched   bool
+	fetchFunc ctxfit.Fetch // c.fetch, bound once
+}
+
+var callPool = sync.Pool{New: func() any {
+	c := new(call)
+	c.fetchFunc = c.fetch
+	return c
+}}
+
+// maxPooledBuffer bounds the buffers kept for reuse: a rare large response
+// must not pin its buffer.
+const maxPooledBuffer = 64 << 10
+
+func (c *call) release() {
+	c.h, c.inner, c.cursor, c.inHandler, c.fetched = nil, nil, false, false, false
+	if c.bw.buf.Cap() > maxPooledBuffer {
+		c.bw.buf = bytes.Buffer{}
+	}
+	c.bw.reset(nil, 0)
+	callPool.Put(c)
+}
+
+// fetch runs the handler into the buffering writer; the Guard calls it at
+// most once.
+func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
+	if c.fetched {
+		return ctxfit.Response{}, errors.New("httpfit: the handler cannot run twice for one request")
+	}
+	c.fetched = true
+	in := c.inner
+	if ctx != in.Context() {
+		in = in.WithContext(ctx)
+	}
+	bw := &c.bw
+	c.inHandler = true
+	c.h.next.ServeHTTP(bw, in)
+	c.inHandler = false
+	bw.finish()
+	if bw.mode != modeBuffer || bw.status != http.StatusOK {
+		cache.DontStore(ctx)
+	}
+	if bw.mode != modeBuffer {
+		if c.cursor {
+			return ctxfit.Response{}, errPassedThrough
+		}
+		// Recorded as a bypass; Handle writes nothing.
+		return ctxfit.Response{ContentType: bypassType}, nil
+	}
+	return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: get(bw.Header(), "Content-Type")}, nil
+}
+
+// respond sends what the Guard made of the request.
+func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, params ctxfit.Params) {
+	bw := &c.bw
+	if c.fetched && bw.mode != modeBuffer {
 		return // the response went out as the handler wrote it
 	}
 	if err != nil {
-		p := problemOf(err, cfg.Params)
-		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && fetched {
+		p := problemOf(err, params)
+		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched {
 			bw.send(bw.buf.Bytes(), false, "", "") // fail open
 			return
+		}
+		if c.fetched {
+			bw.restore() // the handler's response is discarded
 		}
 		writeProblem(w, p)
 		return
 	}
-	if !fetched {
+	if !c.fetched {
 		bw.status = http.StatusOK
 	}
 	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy)
@@ -218,7 +270,7 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 	if h.opts.RequestID != nil {
 		req.RequestID = h.opts.RequestID(r)
 	} else {
-		req.RequestID = r.Header.Get("X-Request-Id")
+		req.RequestID = get(r.Header, "X-Request-Id")
 	}
 	inner := r
 	if q.stripped != r.URL.RawQuery {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -654,4 +656,87 @@ func TestACachedResponseIsServedWithoutRunningTheHandler(t *testing.T) {
 	assert.True(t, *recs[1].CacheHit)
 	require.NotNil(t, recs[0].CacheHit)
 	assert.False(t, *recs[0].CacheHit)
+}
+
+func TestAProblemKeepsTheHeadersSetBeforeTheMiddlewareAndDropsTheHandlers(t *testing.T) {
+	f := newFixture(t, ctxfit.Options{})
+	inner := httpfit.Middleware(f.guard, nil)(api(nil))
+	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Outer", "kept")
+		w.Header().Add("Vary", "Origin")
+		inner.ServeHTTP(w, r)
+	})
+	rec := do(outer, "GET", "/api/bookings/BK1?fields=nosuchfield") // the handler runs, then the fields are rejected
+	assertProblem(t, rec, http.StatusBadRequest, "fields_invalid", "fields")
+	assert.Equal(t, "kept", rec.Header().Get("X-Outer"))
+	assert.Equal(t, []string{"Origin"}, rec.Header().Values("Vary"))
+	assert.Empty(t, rec.Header().Get("X-Api-Version"), "the handler's headers are dropped with its response")
+	assert.Empty(t, rec.Header().Get("Last-Modified"))
+}
+
+func TestTrailersOfAStreamedResponseReachTheClient(t *testing.T) {
+	f := newFixture(t, ctxfit.Options{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Trailer", "X-Checksum")
+		_, _ = w.Write([]byte("data: 1\n\n"))
+		w.Header().Set("X-Checksum", "abc")
+		w.Header().Set(http.TrailerPrefix+"X-Late", "def")
+	})
+	srv := httptest.NewServer(httpfit.Middleware(f.guard, nil)(handler))
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "data: 1\n\n", string(b))
+	assert.Equal(t, "abc", resp.Trailer.Get("X-Checksum"))
+	assert.Equal(t, "def", resp.Trailer.Get("X-Late"))
+}
+
+// The middleware reuses its buffers between requests: concurrent requests,
+// small and large, each get their own response.
+func TestConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
+	f := newFixture(t, ctxfit.Options{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("id")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Id", id)
+		if r.URL.Query().Get("big") != "" {
+			_, _ = w.Write(itemsJSON)
+			return
+		}
+		_, _ = fmt.Fprintf(w, `{"id":%q,"pad":%q}`, id, strings.Repeat(id, 100))
+	})
+	srv := httptest.NewServer(httpfit.Middleware(f.guard, nil)(handler))
+	t.Cleanup(srv.Close)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				id := fmt.Sprintf("g%di%d", g, i)
+				big := i%5 == 0
+				u := srv.URL + "/x?id=" + id
+				if big {
+					u += "&big=1"
+				}
+				resp, err := srv.Client().Get(u)
+				if !assert.NoError(t, err) {
+					return
+				}
+				b, err := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				assert.NoError(t, err)
+				assert.Equal(t, id, resp.Header.Get("X-Id"))
+				if big {
+					assert.Equal(t, "pagination", resp.Header.Get("Ctxfit-Strategy"))
+					assert.True(t, json.Valid(b))
+					continue
+				}
+				assert.Equal(t, fmt.Sprintf(`{"id":%q,"pad":%q}`, id, strings.Repeat(id, 100)), string(b))
+			}
+		})
+	}
+	wg.Wait()
 }

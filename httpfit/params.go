@@ -3,10 +3,8 @@ package httpfit
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -36,15 +34,17 @@ func (e *paramError) Unwrap() error { return e.err }
 
 // parseQuery reads the ctxfit parameters named by p, the order and the
 // filters from raw. Of a repeated ctxfit parameter the first value counts.
+//
+// It allocates only for what it returns: the filters' JSON, and the
+// stripped query or order when they differ from substrings of raw.
 func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	var q query
 	if raw == "" {
 		return q, nil
 	}
 	var (
-		rest    []string
-		filters map[string][]string
-		orders  []string
+		buf     [4]filter
+		filters = buf[:0]
 		limit   = ""
 		start   = ""
 		end     = ""
@@ -53,43 +53,37 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	// The ctxfit parameters, by name, and where each one's value goes.
 	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine}
 	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end}
-	for seg := range strings.SplitSeq(raw, "&") {
+	for rest := raw; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "&")
 		if seg == "" {
 			continue
 		}
-		k, v, _ := strings.Cut(seg, "=")
-		key, err := url.QueryUnescape(k)
+		key, val, err := unescapePair(seg)
 		if err != nil {
-			return q, &paramError{k, fmt.Errorf("%w: httpfit: the query parameter name %q is not URL-encoded correctly", ctxfit.ErrBadRequest, k)}
+			return q, err
 		}
-		val, err := url.QueryUnescape(v)
-		if err != nil {
-			return q, &paramError{key, fmt.Errorf("%w: httpfit: the value of %s is not URL-encoded correctly", ctxfit.ErrBadRequest, key)}
-		}
-		slot := slices.IndexFunc(names[:], func(n string) bool { return n == key })
-		if slot < 0 {
-			rest = append(rest, seg)
-			if key == "order" || key == "sort" {
-				orders = append(orders, val)
-				continue
+		slot := slotOf(names[:], key)
+		switch {
+		case slot >= 0:
+			if seen&(1<<slot) == 0 { // the first value counts
+				*values[slot] = val
 			}
-			if filters == nil {
-				filters = make(map[string][]string)
+			seen |= 1 << slot
+		case key == "order" || key == "sort":
+			if q.order == "" {
+				q.order = val
+			} else {
+				q.order += "," + val
 			}
-			filters[key] = append(filters[key], val)
-			continue
+		default:
+			filters = append(filters, filter{key, val})
 		}
-		if seen&(1<<slot) == 0 { // the first value counts
-			*values[slot] = val
-		}
-		seen |= 1 << slot
 	}
-	if seen == 0 {
-		q.stripped = raw
-	} else {
-		q.stripped = strings.Join(rest, "&")
+	q.stripped = raw
+	if seen != 0 {
+		q.stripped = strip(raw, names[:])
 	}
-	q.order = strings.Join(orders, ",")
 	var err error
 	if limit != "" {
 		if q.limit, err = strconv.Atoi(limit); err != nil || q.limit < 0 {
@@ -102,13 +96,58 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	if q.endLine, err = lineParam(p.EndLine, end); err != nil {
 		return q, err
 	}
-	if filters != nil {
-		q.filters, err = canonicalFilters(filters)
-		if err != nil {
-			return q, err
-		}
+	if len(filters) > 0 {
+		q.filters = canonicalFilters(filters)
 	}
 	return q, nil
+}
+
+// filter is one query parameter that is neither a ctxfit parameter nor the
+// order.
+type filter struct{ key, val string }
+
+// unescapePair splits a query segment at its first "=" and unescapes both
+// sides.
+func unescapePair(seg string) (key, val string, err error) {
+	k, v, _ := strings.Cut(seg, "=")
+	if key, err = url.QueryUnescape(k); err != nil {
+		return "", "", &paramError{k, fmt.Errorf("%w: httpfit: the query parameter name %q is not URL-encoded correctly", ctxfit.ErrBadRequest, k)}
+	}
+	if val, err = url.QueryUnescape(v); err != nil {
+		return "", "", &paramError{key, fmt.Errorf("%w: httpfit: the value of %s is not URL-encoded correctly", ctxfit.ErrBadRequest, key)}
+	}
+	return key, val, nil
+}
+
+func slotOf(names []string, key string) int {
+	for i, n := range names {
+		if n == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// strip returns raw without its ctxfit parameters (and empty segments).
+// raw is known to unescape cleanly.
+func strip(raw string, names []string) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for rest := raw; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "&")
+		if seg == "" {
+			continue
+		}
+		if key, _, _ := unescapePair(seg); slotOf(names, key) >= 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }
 
 func lineParam(name, v string) (int, error) {
@@ -125,38 +164,51 @@ func lineParam(name, v string) (int, error) {
 // canonicalFilters writes the filters as a JSON object with sorted keys; a
 // parameter given once is a string, a repeated one an array of strings in
 // the order given. The bytes are those json.Marshal writes for the same
-// value, the canonical form cursors compare.
-func canonicalFilters(f map[string][]string) (json.RawMessage, error) {
-	keys := slices.Sorted(maps.Keys(f))
-	b := make([]byte, 0, 64)
+// value, the canonical form cursors compare. It sorts f in place.
+func canonicalFilters(f []filter) json.RawMessage {
+	// Insertion sort: stable (repeated keys keep their order), allocation
+	// free, and quick for the few parameters a query has.
+	size := 2
+	for i := range f {
+		size += len(f[i].key) + len(f[i].val) + 8
+		for j := i; j > 0 && f[j].key < f[j-1].key; j-- {
+			f[j], f[j-1] = f[j-1], f[j]
+		}
+	}
+	b := make([]byte, 0, size)
 	b = append(b, '{')
-	for i, k := range keys {
+	for i := 0; i < len(f); {
+		k := f[i].key
+		n := 1
+		for i+n < len(f) && f[i+n].key == k {
+			n++
+		}
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendString(b, k)
 		b = append(b, ':')
-		vs := f[k]
-		if len(vs) == 1 {
-			b = appendString(b, vs[0])
-			continue
-		}
-		b = append(b, '[')
-		for j, v := range vs {
-			if j > 0 {
-				b = append(b, ',')
+		if n == 1 {
+			b = appendString(b, f[i].val)
+		} else {
+			b = append(b, '[')
+			for j := range n {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, f[i+j].val)
 			}
-			b = appendString(b, v)
+			b = append(b, ']')
 		}
-		b = append(b, ']')
+		i += n
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendString appends s as a JSON string, as json.Marshal writes it.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON[s[i]] {
 			q, _ := json.Marshal(s) // cannot fail for a string
 			return append(b, q...)
 		}
@@ -165,6 +217,16 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plainJSON tells the bytes json.Marshal writes as they are inside a
+// string: printable ASCII other than '"', '\\' and the HTML characters it
+// escapes.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // routeTable matches requests against the endpoint patterns of a Config.
 type routeTable struct {

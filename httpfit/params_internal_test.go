@@ -52,19 +52,47 @@ func FuzzParseQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := url.ParseQuery(raw); err == nil {
+		all, perr := url.ParseQuery(raw)
+		if perr == nil {
 			_, err = url.ParseQuery(q.stripped)
 			assert.NoError(t, err, "a well-formed query stays well-formed for the handler")
 		}
-		if q.filters == nil {
+		var v map[string]any
+		if q.filters != nil {
+			require.NoError(t, json.Unmarshal(q.filters, &v))
+		}
+		if strings.Contains(string(q.filters), `\ufffd`) { // invalid UTF-8 reads back as U+FFFD itself
 			return
 		}
-		var v map[string]any
-		require.NoError(t, json.Unmarshal(q.filters, &v))
-		if !strings.Contains(string(q.filters), `\ufffd`) { // invalid UTF-8 reads back as U+FFFD itself
+		if q.filters != nil {
 			want, err := json.Marshal(v)
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(q.filters))
 		}
+		if perr != nil {
+			return
+		}
+		// The filters are what net/url reads, less the ctxfit parameters
+		// and the order.
+		want := map[string]any{}
+		for k, vs := range all {
+			switch k {
+			case "cursor", "limit", "fields", "startLine", "endLine", "order", "sort":
+				continue
+			}
+			if len(vs) == 1 {
+				want[k] = vs[0]
+				continue
+			}
+			arr := make([]any, len(vs))
+			for i, s := range vs {
+				arr[i] = s
+			}
+			want[k] = arr
+		}
+		if v == nil {
+			v = map[string]any{}
+		}
+		assert.Equal(t, want, v)
 	})
 }

@@ -3,11 +3,11 @@ package httpfit
 import (
 	"bufio"
 	"bytes"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
+
+	"github.com/ctxfit/ctxfit/internal/mediatype"
 )
 
 // Modes of a bufferWriter.
@@ -19,13 +19,17 @@ const (
 )
 
 // bufferWriter is the ResponseWriter the wrapped handler gets. It keeps the
-// handler's headers, status and body until the Guard has seen them, or
-// passes them on as they come when the response is one to leave alone.
+// handler's status and body until the Guard has seen them, or passes them
+// on as they come when the response is one to leave alone. The handler sets
+// its headers on the underlying writer's map itself (nothing is sent before
+// WriteHeader); the headers that were there before it ran are remembered,
+// for a problem document that replaces its response.
 type bufferWriter struct {
-	rw     http.ResponseWriter
-	header http.Header // the handler's headers until they are sent
-	max    int
-	mode   int
+	rw   http.ResponseWriter
+	orig http.Header // rw's headers before the handler ran
+	max  int
+	mode int
+	// status is the handler's status once it wrote one.
 	status int
 	sniff  bool // no Content-Type yet: decide at the first write
 	// explicit: the handler called WriteHeader; if not, the status is left
@@ -35,14 +39,31 @@ type bufferWriter struct {
 	buf      bytes.Buffer
 }
 
-// Header returns the headers the handler sets: its own map while they are
-// kept, the underlying writer's once they were sent (for trailers).
-func (b *bufferWriter) Header() http.Header {
-	if b.mode == modeStream {
-		return b.rw.Header()
+// reset readies b for a response to rw, buffering up to max bytes;
+// reset(nil, 0) drops the references to the last response.
+func (b *bufferWriter) reset(rw http.ResponseWriter, max int) {
+	if b.orig == nil {
+		b.orig = make(http.Header)
 	}
-	return b.header
+	clear(b.orig)
+	if rw != nil {
+		for k, vs := range rw.Header() {
+			b.orig[k] = vs[:len(vs):len(vs)] // an append by the handler copies
+		}
+	}
+	b.rw, b.max = rw, max
+	b.mode, b.status, b.sniff, b.explicit = modeUndecided, 0, false, false
+	b.buf.Reset()
 }
+
+// restore puts back the headers the underlying writer had before the
+// handler ran, when the handler's response is discarded.
+func (b *bufferWriter) restore() {
+	syncHeader(b.rw.Header(), b.orig)
+}
+
+// Header returns the underlying writer's headers.
+func (b *bufferWriter) Header() http.Header { return b.rw.Header() }
 
 func (b *bufferWriter) WriteHeader(code int) {
 	b.writeHeader(code, true)
@@ -57,7 +78,6 @@ func (b *bufferWriter) writeHeader(code int, explicit bool) {
 		return
 	case code >= 100 && code < 200:
 		// Informational: sent at once, with the headers as they are.
-		syncHeader(b.rw.Header(), b.header)
 		b.rw.WriteHeader(code)
 		return
 	}
@@ -74,38 +94,37 @@ func (b *bufferWriter) keep(code int) bool {
 	if code < 200 || code > 203 {
 		return false
 	}
-	if ce := b.header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+	h := b.rw.Header()
+	if ce := get(h, "Content-Encoding"); ce != "" && ce != "identity" {
 		return false
 	}
-	if cl := b.header.Get("Content-Length"); cl != "" {
+	if cl := get(h, "Content-Length"); cl != "" {
 		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n > int64(b.max) {
 			return false
 		}
 	}
-	if _, ok := b.header["Content-Type"]; !ok {
+	ct, ok := h["Content-Type"]
+	if !ok {
 		b.sniff = true
 		return true
 	}
-	return shapeable(b.header.Get("Content-Type"))
+	return len(ct) > 0 && shapeable(ct[0])
 }
 
 // shapeable reports whether the Guard can shape a body of media type ct:
 // JSON and text, but not event streams.
 func shapeable(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(ct))
+	k := mediatype.Of(ct)
+	return k == mediatype.JSON || k == mediatype.Text
+}
+
+// get is http.Header.Get for a key in canonical form, without
+// canonicalizing it again.
+func get(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
 	}
-	switch {
-	case mt == "application/json", strings.HasSuffix(mt, "+json"),
-		mt == "application/x-ndjson", mt == "application/jsonl":
-		return true
-	case mt == "text/event-stream":
-		return false
-	case strings.HasPrefix(mt, "text/"):
-		return true
-	}
-	return false
+	return ""
 }
 
 func (b *bufferWriter) Write(p []byte) (int, error) {
@@ -136,7 +155,6 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 // everything after on.
 func (b *bufferWriter) stream() {
 	b.mode = modeStream
-	syncHeader(b.rw.Header(), b.header)
 	b.commitStatus()
 	if b.buf.Len() > 0 {
 		_, _ = b.rw.Write(b.buf.Bytes())
@@ -185,27 +203,6 @@ func (b *bufferWriter) finish() {
 	if b.mode == modeUndecided {
 		b.writeHeader(http.StatusOK, false)
 	}
-	if b.mode == modeStream {
-		// Trailers the handler set on the map it got before streaming began.
-		dst := b.rw.Header()
-		for k, vs := range b.header {
-			if strings.HasPrefix(k, http.TrailerPrefix) {
-				if _, ok := dst[k]; !ok {
-					dst[k] = vs
-				}
-			}
-		}
-		for _, t := range b.header.Values("Trailer") {
-			for name := range strings.SplitSeq(t, ",") {
-				name = http.CanonicalHeaderKey(strings.TrimSpace(name))
-				if _, ok := dst[name]; !ok && name != "" {
-					if vs, ok := b.header[name]; ok {
-						dst[name] = vs
-					}
-				}
-			}
-		}
-	}
 }
 
 // Validators and range support that describe the handler's body, dropped
@@ -215,24 +212,23 @@ var bodyHeaders = []string{"Etag", "Last-Modified", "Content-Md5", "Digest", "Co
 // send writes the final response: body, with the handler's status and
 // headers, adjusted when the body is not the handler's.
 func (b *bufferWriter) send(body []byte, shaped bool, contentType, strategy string) {
-	hdr := b.header
+	hdr := b.rw.Header()
 	if shaped {
 		for _, k := range bodyHeaders {
 			delete(hdr, k)
 		}
-		hdr.Set("Content-Type", contentType)
-		hdr.Set("Content-Length", strconv.Itoa(len(body)))
-		hdr.Set("Ctxfit-Strategy", strategy)
-		hdr.Del("Transfer-Encoding")
+		delete(hdr, "Transfer-Encoding")
+		hdr["Content-Type"] = []string{contentType}
+		hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+		hdr["Ctxfit-Strategy"] = []string{strategy}
 	} else {
-		if contentType != "" && hdr.Get("Content-Type") == "" {
-			hdr.Set("Content-Type", contentType)
+		if contentType != "" && get(hdr, "Content-Type") == "" {
+			hdr["Content-Type"] = []string{contentType}
 		}
 		if _, ok := hdr["Content-Length"]; !ok {
-			hdr.Set("Content-Length", strconv.Itoa(len(body)))
+			hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
 		}
 	}
-	syncHeader(b.rw.Header(), hdr)
 	b.commitStatus()
 	_, _ = b.rw.Write(body)
 }
