@@ -55,7 +55,7 @@ type Options struct {
 // It sends:
 //   - a response under the threshold, or one it leaves alone (see the
 //     package documentation), exactly as the handler wrote it, headers and
-//     status included (a buffered response gains a Content-Length);
+//     status included;
 //   - a shaped response with the handler's status and headers, except that
 //     Content-Type and Content-Length describe the shaped body, the
 //     validators that described the old body (ETag, Last-Modified,
@@ -218,7 +218,7 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 		// Recorded as a bypass; Handle writes nothing.
 		return ctxfit.Response{ContentType: bypassType}, nil
 	}
-	return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: get(bw.Header(), "Content-Type")}, nil
+	return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: bw.ct}, nil
 }
 
 // respond sends what the Guard made of the request.

@@ -188,8 +188,6 @@ func TestAResponseUnderTheThresholdPassesThroughByteForByteWithItsHeaders(t *tes
 
 	assert.Equal(t, bare.Code, got.Code)
 	assert.Equal(t, small, got.Body.Bytes())
-	assert.Equal(t, "49", got.Header().Get("Content-Length"), "a buffered response gains a Content-Length")
-	got.Header().Del("Content-Length")
 	assert.Equal(t, bare.Header(), got.Header())
 }
 

@@ -53,15 +53,19 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	// The ctxfit parameters, by name, and where each one's value goes.
 	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine}
 	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end}
+	escaped := strings.IndexByte(raw, '%') >= 0 || strings.IndexByte(raw, '+') >= 0
 	for rest := raw; rest != ""; {
 		var seg string
 		seg, rest, _ = strings.Cut(rest, "&")
 		if seg == "" {
 			continue
 		}
-		key, val, err := unescapePair(seg)
-		if err != nil {
-			return q, err
+		key, val, _ := strings.Cut(seg, "=")
+		if escaped {
+			var err error
+			if key, val, err = unescapePair(seg); err != nil {
+				return q, err
+			}
 		}
 		slot := slotOf(names[:], key)
 		switch {

@@ -36,7 +36,11 @@ type bufferWriter struct {
 	// to the underlying writer's first Write, which sniffs a missing
 	// Content-Type as it would have without the middleware.
 	explicit bool
-	buf      bytes.Buffer
+	// ct is the handler's Content-Type when it wrote its status; hasCT
+	// says whether it had set one.
+	ct    string
+	hasCT bool
+	buf   bytes.Buffer
 }
 
 // reset readies b for a response to rw, buffering up to max bytes;
@@ -53,6 +57,7 @@ func (b *bufferWriter) reset(rw http.ResponseWriter, max int) {
 	}
 	b.rw, b.max = rw, max
 	b.mode, b.status, b.sniff, b.explicit = modeUndecided, 0, false, false
+	b.ct, b.hasCT = "", false
 	b.buf.Reset()
 }
 
@@ -91,10 +96,15 @@ func (b *bufferWriter) writeHeader(code int, explicit bool) {
 // keep reports whether a response with status code and the headers set so
 // far is one to buffer for the Guard.
 func (b *bufferWriter) keep(code int) bool {
+	h := b.rw.Header()
+	var cts []string
+	cts, b.hasCT = h["Content-Type"]
+	if len(cts) > 0 {
+		b.ct = cts[0]
+	}
 	if code < 200 || code > 203 {
 		return false
 	}
-	h := b.rw.Header()
 	if ce := get(h, "Content-Encoding"); ce != "" && ce != "identity" {
 		return false
 	}
@@ -103,12 +113,11 @@ func (b *bufferWriter) keep(code int) bool {
 			return false
 		}
 	}
-	ct, ok := h["Content-Type"]
-	if !ok {
+	if !b.hasCT {
 		b.sniff = true
 		return true
 	}
-	return len(ct) > 0 && shapeable(ct[0])
+	return shapeable(b.ct)
 }
 
 // shapeable reports whether the Guard can shape a body of media type ct:
@@ -222,11 +231,10 @@ func (b *bufferWriter) send(body []byte, shaped bool, contentType, strategy stri
 		hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
 		hdr["Ctxfit-Strategy"] = []string{strategy}
 	} else {
-		if contentType != "" && get(hdr, "Content-Type") == "" {
+		// The handler's own body, as it wrote it: net/http frames it as it
+		// would have without the middleware.
+		if contentType != "" && b.ct == "" {
 			hdr["Content-Type"] = []string{contentType}
-		}
-		if _, ok := hdr["Content-Length"]; !ok {
-			hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
 		}
 	}
 	b.commitStatus()

@@ -23,6 +23,12 @@ const (
 // Of returns the kind of the media type ct ("application/json;
 // charset=utf-8"): parameters are ignored, case does not matter.
 func Of(ct string) Kind {
+	switch ct { // the common spellings, at the cost of a comparison
+	case "application/json", "application/json; charset=utf-8":
+		return JSON
+	case "text/plain; charset=utf-8":
+		return Text
+	}
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.TrimSpace(mt)
 	if mt == "" {
