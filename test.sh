@@ -30,6 +30,9 @@ echo "== npm install (e2e/ts: the TypeScript MCP client of the end-to-end tests)
 echo "== go test"
 go test -race -shuffle=on -count=1 ./...
 
+echo "== benchmarks, once each (they check their own output; the figures come from the README's commands)"
+out=$(go test ./httpfit ./budget ./chunk -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
+
 echo "== benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
 (cd benchmarks && go vet ./... && go test -count=1 ./...)
 
