@@ -23,8 +23,10 @@
 //   - anything no strategy brings under the hard cap: a byte-bounded cut with
 //     a continuation cursor.
 //
-// Shaped responses carry estimatedTokens, budgetUsed and budgetRemaining in
-// their meta. Continuations find their data in a [store.Store] (store mode,
+// Shaped responses carry estimatedTokens (the exact count of the response
+// itself, this metadata included), budgetUsed (that count over the
+// threshold, to three decimals, at most 1) and budgetRemaining (threshold
+// minus count, at least 0) in their meta. Continuations find their data in a [store.Store] (store mode,
 // the default) or by running the handler again and checking a fingerprint of
 // the data (replay mode). [ProblemOf] maps every error to a status, a code
 // and a suggestion an LLM can act on; the adapters use it in one place.

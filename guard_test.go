@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +55,10 @@ var exact = func() budget.Counter {
 	return c
 }()
 
+// estimatedTokens finds the budget metadata's count in a body; the last
+// match is the metadata's (it closes the body).
+var estimatedTokens = regexp.MustCompile(`"estimatedTokens":(\d+)`)
+
 // follow requests the first response and every continuation, returning the
 // bodies. It fails the test if any body is over the hard cap by exact count.
 func follow(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, fetch ctxfit.Fetch) []ctxfit.Result {
@@ -61,7 +67,13 @@ func follow(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, fetch ctxfit.Fetc
 	for range 10000 {
 		res, err := g.Handle(context.Background(), req, fetch)
 		require.NoError(t, err)
-		require.LessOrEqual(t, exact.Count(string(res.Body)), g.Config().HardCap, "nothing over budget")
+		tokens := exact.Count(string(res.Body))
+		require.LessOrEqual(t, tokens, g.Config().HardCap, "nothing over budget")
+		if res.Shaped {
+			m := estimatedTokens.FindAllSubmatch(res.Body, -1)
+			require.NotEmpty(t, m, "a shaped response carries budget metadata")
+			assert.Equal(t, strconv.Itoa(tokens), string(m[len(m)-1][1]), "estimatedTokens is the exact count of the response, metadata included")
+		}
 		out = append(out, res)
 		if res.Next == "" {
 			return out

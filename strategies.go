@@ -24,8 +24,7 @@ const jsonType = "application/json"
 // metadata and fills the record. A body over the hard cap is replaced by
 // the byte-bounded cut of data.
 func (g *Guard) finish(ctx context.Context, e *engine, r *rules, req Request, out []byte, data []byte, strategy string, rec telemetry.Record) (Result, error) {
-	out = withBudget(out, e.counter, r.budget)
-	tokens := e.counter.Count(string(out))
+	out, tokens := withBudget(out, e.counter, r.budget)
 	if tokens > r.budget.HardCap {
 		return g.cutAt(ctx, e, r, req, data, 0, 0, "", rec)
 	}
@@ -45,24 +44,42 @@ func (g *Guard) finish(ctx context.Context, e *engine, r *rules, req Request, ou
 }
 
 // withBudget adds estimatedTokens, budgetUsed and budgetRemaining to the
-// last object of a shaped response (its meta or metadata). estimatedTokens
-// is the exact count of the response before the three fields were added.
-func withBudget(out []byte, c budget.Counter, b budget.Budget) []byte {
-	u := b.Usage(c.Count(string(out)))
-	fields := fmt.Sprintf(`,"estimatedTokens":%d,"budgetUsed":%s,"budgetRemaining":%d`,
-		u.EstimatedTokens, strconv.FormatFloat(u.BudgetUsed, 'f', -1, 64), u.BudgetRemaining)
+// last object of a shaped response (its meta or metadata), and returns the
+// response with its exact count. estimatedTokens is that count: the whole
+// response's, the three fields included.
+func withBudget(out []byte, c budget.Counter, b budget.Budget) ([]byte, int) {
 	end := bytes.LastIndexByte(out, '}')
 	if end < 0 {
-		return out
+		return out, c.Count(string(out))
 	}
 	at := end
 	if prev := bytes.LastIndexByte(out[:end], '}'); prev >= 0 && len(bytes.TrimSpace(out[prev+1:end])) == 0 {
 		at = prev // the response ends with its meta object: add the fields there
 	}
-	res := make([]byte, 0, len(out)+len(fields))
-	res = append(res, out[:at]...)
-	res = append(res, fields...)
-	return append(res, out[at:]...)
+	// The fields count themselves: guess the total from the parts, then
+	// count the whole; a guess off by the merges at the seam takes another
+	// round. budgetUsed has a fixed width, so only a number gaining a digit
+	// can move the count again; should no count describe itself, the
+	// metadata is off by a token and n is still the response's exact count.
+	n := c.Count(string(out))
+	n += c.Count(budgetFields(b.Usage(n)))
+	res := make([]byte, 0, len(out)+96)
+	for range 4 {
+		res = append(res[:0], out[:at]...)
+		res = append(res, budgetFields(b.Usage(n))...)
+		res = append(res, out[at:]...)
+		got := c.Count(string(res))
+		if got == n {
+			break
+		}
+		n = got
+	}
+	return res, n
+}
+
+func budgetFields(u budget.Usage) string {
+	return fmt.Sprintf(`,"estimatedTokens":%d,"budgetUsed":%s,"budgetRemaining":%d`,
+		u.EstimatedTokens, strconv.FormatFloat(u.BudgetUsed, 'f', 3, 64), u.BudgetRemaining)
 }
 
 // page serves a budget-fitted page of the array at path in data (nil path:
@@ -223,7 +240,7 @@ func (g *Guard) lines(ctx context.Context, e *engine, r *rules, req Request, res
 	if err != nil {
 		return Result{}, err
 	}
-	tokens := e.counter.Count(string(withBudget(out, e.counter, r.budget)))
+	_, tokens := withBudget(out, e.counter, r.budget)
 	if tokens > r.budget.HardCap {
 		ref, err := g.snapshot(ctx, e, resp.Body)
 		if err != nil {
@@ -359,8 +376,8 @@ func (g *Guard) cutView(ctx context.Context, e *engine, r *rules, req Request, d
 	if err != nil {
 		return Result{}, err
 	}
-	out = withBudget(out, e.counter, r.budget)
-	rec = withSizes(rec, string(out), min(len(out), e.counter.Count(string(out))), telemetry.StrategyCut, telemetry.OutcomeShaped)
+	out, tokens := withBudget(out, e.counter, r.budget)
+	rec = withSizes(rec, string(out), min(len(out), tokens), telemetry.StrategyCut, telemetry.OutcomeShaped)
 	if rec.TokensBefore > r.budget.HardCap {
 		rec.Outcome = telemetry.OutcomeOversize
 	}
