@@ -98,7 +98,9 @@ func Bodies(t testing.TB, results []*mcp.CallToolResult) []string {
 	t.Helper()
 	out := make([]string, len(results))
 	for i, res := range results {
-		out[i] = Texts(t, res)[0]
+		texts := Texts(t, res)
+		require.NotEmpty(t, texts, "result %d has no content", i)
+		out[i] = texts[0]
 	}
 	return out
 }
@@ -113,6 +115,7 @@ func JoinItems(t testing.TB, bodies []string, key string) string {
 		require.NoError(t, json.Unmarshal([]byte(body), &b))
 		var items []json.RawMessage
 		require.NoError(t, json.Unmarshal(b[key], &items), "page has no %q array: %.200s", key, body)
+		require.NotNil(t, items, "page has no %q array (null or missing): %.200s", key, body)
 		for _, it := range items {
 			all = append(all, string(it))
 		}
