@@ -3,7 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +86,14 @@ func firstToolCursor(t *testing.T, cs *mcp.ClientSession, tool string) string {
 	return next
 }
 
+// jsonObject decodes text as a JSON object, by value.
+func jsonObject(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(text), &v), "not a JSON object: %.200s", text)
+	return v
+}
+
 func redisEnv(srv *redistest.Server, secret string, previous ...string) []string {
 	env := []string{"CTXFIT_REDIS_URL=" + srv.URL(), "CTXFIT_SECRET=" + secret}
 	for _, p := range previous {
@@ -92,8 +105,13 @@ func redisEnv(srv *redistest.Server, secret string, previous ...string) []string
 func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 	bins := binaries(t)
 	srv := redistest.Start(t)
-	a := proxyInstance(t, bins, redisEnv(srv, oldSecret)...)
-	b := proxyInstance(t, bins, redisEnv(srv, oldSecret)...)
+	// A booking (about 3,200 tokens) is summarized, and its drill-downs come
+	// in parts with cursors, which the two proxies must share.
+	cfg := filepath.Join(t.TempDir(), "ctxfit.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("endpoints:\n  - match: get_booking\n    threshold: 2000\n    hardCap: 2500\n"), 0o600))
+	env := append(redisEnv(srv, oldSecret), "CTXFIT_CONFIG="+cfg)
+	a := proxyInstance(t, bins, env...)
+	b := proxyInstance(t, bins, env...)
 	raw, _ := connect(t, bins["mcpserver"], "-raw")
 
 	t.Run("list_bookings pages followed across both proxies reproduce the list", func(t *testing.T) {
@@ -105,6 +123,54 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 		bodies := followAcross(t, "read_log", nil, b, a)
 		require.Greater(t, len(bodies), 10)
 		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "read_log", nil))[0], mcptest.JoinChunks(t, bodies))
+	})
+	t.Run("a get_booking summary from one proxy is drilled into on the other and reassembles the booking", func(t *testing.T) {
+		args := map[string]any{"id": "BK00007"}
+		rawText := mcptest.Texts(t, mcptest.Call(t, raw, "get_booking", args))[0]
+		want := jsonObject(t, rawText)
+
+		res := mcptest.Call(t, a, "get_booking", args)
+		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+		require.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
+		texts := mcptest.Texts(t, res)
+		require.Len(t, texts, 2, "a summary and its guidance line")
+		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "the summary exceeds the hard cap")
+		assert.Less(t, mcptest.Tokens(t, res), mcptest.Count(rawText), "the summary is not smaller than the booking")
+		var shaped struct {
+			Summary map[string]any
+			Meta    struct {
+				Kind             string
+				DetailsAvailable *struct{ Parameters map[string]string }
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(texts[0]), &shaped), texts[0])
+		require.Equal(t, "preview", shaped.Meta.Kind)
+		require.NotNil(t, shaped.Meta.DetailsAvailable, texts[0])
+		leftOut := shaped.Meta.DetailsAvailable.Parameters["fields"]
+		require.NotEmpty(t, leftOut, texts[0])
+		assert.NotEqual(t, want, shaped.Summary, "the summary is the whole booking")
+
+		call := regexp.MustCompile(`call ` + mcpcore.DefaultDetailsTool + ` with (\{.*\}) \(or`).FindStringSubmatch(texts[1])
+		require.NotNil(t, call, texts[1])
+		in := jsonObject(t, call[1])
+		assert.Equal(t, map[string]any{"tool": "get_booking", "arguments": args, "fields": leftOut}, in)
+
+		// The left-out fields are over the hard cap: parts with cursors,
+		// from b then alternately a and b.
+		parts := followAcross(t, mcpcore.DefaultDetailsTool, in, b, a)
+		require.Greater(t, len(parts), 1, "the drill-down came whole: the test no longer crosses proxies")
+		whole := jsonObject(t, mcptest.JoinChunks(t, parts))
+		for k, v := range shaped.Summary {
+			if !slices.Contains(strings.Split(leftOut, ","), k) {
+				whole[k] = v // kept whole in the summary
+			}
+		}
+		assert.Equal(t, want, whole, "summary from one proxy + left-out fields from both")
+
+		in["fields"] = "all"
+		all := followAcross(t, mcpcore.DefaultDetailsTool, in, a, b)
+		require.Greater(t, len(all), 1)
+		assert.Equal(t, rawText, mcptest.JoinChunks(t, all), "the whole booking, byte for byte")
 	})
 }
 
