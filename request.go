@@ -43,7 +43,11 @@ type Request struct {
 
 // Response is a handler's response as the Guard sees it.
 type Response struct {
-	// Body is the response body; the Guard does not modify it.
+	// Body is the response body; the Guard does not modify it. It may keep
+	// it after Handle returns (in its Store, or while a shaping that ran
+	// past its time limit finishes): an adapter that reuses its buffers
+	// reuses this one only after a pass-through (a Record.Outcome of
+	// passthrough or bypass).
 	Body []byte
 	// ContentType is the media type ("application/json", "text/plain; charset=utf-8").
 	// Empty means sniffed: JSON when the body is valid JSON, else text when

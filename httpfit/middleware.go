@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // Options configure [Middleware]. The zero value (or a nil *Options) gives
@@ -153,11 +154,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, err = h.g.Handle(r.Context(), req, fetch)
 	}()
 	c.respond(w, res, err, cfg.Params)
-	// A cache may keep the body it was given; without one, nothing holds
-	// the buffer once the response is written.
-	if h.opts.Cache == nil {
-		c.release()
-	}
+	// Nothing holds the buffer of a response that passed through, once it
+	// is written. A cache may keep the body it was given, and shaping may
+	// have left it with a Store (which may keep the slice) or with a
+	// shaping goroutine past its time limit: then the buffer is not reused.
+	reuse := h.opts.Cache == nil && err == nil &&
+		(res.Record.Outcome == telemetry.OutcomePassthrough || res.Record.Outcome == telemetry.OutcomeBypass)
+	c.release(reuse)
 }
 
 // call is the state of one request through the middleware. Calls are
@@ -183,9 +186,10 @@ var callPool = sync.Pool{New: func() any {
 // must not pin its buffer.
 const maxPooledBuffer = 64 << 10
 
-func (c *call) release() {
+// release returns c to the pool, with its buffer if reuse is set.
+func (c *call) release(reuse bool) {
 	c.h, c.inner, c.cursor, c.inHandler, c.fetched = nil, nil, false, false, false
-	if c.bw.buf.Cap() > maxPooledBuffer {
+	if !reuse || c.bw.buf.Cap() > maxPooledBuffer {
 		c.bw.buf = bytes.Buffer{}
 	}
 	c.bw.reset(nil, 0)

@@ -738,3 +738,55 @@ func TestConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// sharingStore keeps the slices it is given, as the Store interface
+// allows.
+type sharingStore struct {
+	mu   sync.Mutex
+	data map[string][]byte
+}
+
+func (s *sharingStore) Put(_ context.Context, id string, data []byte, _ time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data[id] = data
+	return nil
+}
+
+func (s *sharingStore) Get(_ context.Context, id string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.data[id]
+	return d, ok, nil
+}
+
+func (s *sharingStore) Close() error { return nil }
+
+// The middleware reuses the buffers of responses that passed through only:
+// a shaped response's buffer may live on in a Store that keeps its slice.
+func TestABufferLeftWithTheStoreIsNotReused(t *testing.T) {
+	f := newFixture(t, ctxfit.Options{Store: &sharingStore{data: map[string][]byte{}}})
+	list := corpus.Items(120)
+	listJSON, err := json.Marshal(list) // over the threshold, small enough for a buffer to be pooled
+	require.NoError(t, err)
+	small := bytes.Repeat([]byte("x"), 3000)
+	h := httpfit.Middleware(f.guard, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/small" {
+			_, _ = w.Write([]byte(`"` + string(small) + `"`))
+			return
+		}
+		_, _ = w.Write(listJSON)
+	}))
+	p := decodePage(t, do(h, "GET", "/api/bookings"))
+	require.NotEmpty(t, p.NextCursor)
+	got := p.Items
+	for range 20 { // pass-throughs that would write over a reused buffer
+		require.Equal(t, http.StatusOK, do(h, "GET", "/small").Code)
+	}
+	for p.NextCursor != "" {
+		p = decodePage(t, do(h, "GET", target("/api/bookings", p.NextCursor)))
+		got = append(got, p.Items...)
+	}
+	assert.Equal(t, list, got)
+}
