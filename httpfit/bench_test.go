@@ -150,7 +150,7 @@ func BenchmarkPassThroughServed(b *testing.B) {
 	}
 	bareGet := get(srv.URL + "/bare/bookings?status=confirmed")
 	bareGet() // open the connection
-	interleave(b, 8, len(body), bareGet, get(srv.URL+"/wrapped/bookings?status=confirmed"))
+	interleave(b, 1, len(body), bareGet, get(srv.URL+"/wrapped/bookings?status=confirmed"))
 }
 
 // interleave runs bare and wrapped in alternating blocks of n calls, so that
