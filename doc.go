@@ -26,10 +26,14 @@
 // Shaped responses carry estimatedTokens (the exact count of the response
 // itself, this metadata included), budgetUsed (that count over the
 // threshold, to three decimals, at most 1) and budgetRemaining (threshold
-// minus count, at least 0) in their meta. Continuations find their data in a [store.Store] (store mode,
-// the default) or by running the handler again and checking a fingerprint of
-// the data (replay mode). [ProblemOf] maps every error to a status, a code
-// and a suggestion an LLM can act on; the adapters use it in one place.
+// minus count, at least 0) in their meta.
+//
+// Continuations find their data in a [store.Store] (store mode, the
+// default), under an ID derived from the data so that a response many
+// clients page through is kept once, or by running the handler again and
+// checking a fingerprint of the data (replay mode). [ProblemOf] maps every
+// error to a status, a code and a suggestion an LLM can act on; the
+// adapters use it in one place.
 // [Config] holds the serializable settings, with per-endpoint overrides;
 // [Guard.Reload] swaps them while requests are in flight.
 //

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/cursor"
 	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -431,4 +433,51 @@ func TestWithTheEstimatorASampleIsAlsoCountedExactly(t *testing.T) {
 	require.Len(t, got, 1)
 	require.NotNil(t, got[0].EstimateError, "the estimate's error against the exact count is recorded")
 	assert.True(t, telemetry.WithinTolerance(*got[0].EstimateError), "chars/4 with the 20%% margin is within 20%% on JSON: %v", *got[0].EstimateError)
+}
+
+// idStore records the IDs a Guard puts.
+type idStore struct {
+	store.Store
+	mu  sync.Mutex
+	ids map[string]int
+}
+
+func (s *idStore) Put(ctx context.Context, id string, data []byte, ttl time.Duration) error {
+	s.mu.Lock()
+	s.ids[id]++
+	s.mu.Unlock()
+	return s.Store.Put(ctx, id, data, ttl)
+}
+
+func TestIdenticalResponsesShareOneSnapshot(t *testing.T) {
+	st := &idStore{Store: store.NewMemory(nil), ids: map[string]int{}}
+	t.Cleanup(func() { _ = st.Close() })
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret}, Store: st})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	list, _ := json.Marshal(corpus.Items(300))
+	other, _ := json.Marshal(corpus.Items(301))
+
+	var chains [][]ctxfit.Result
+	for _, subject := range []string{"alice", "bob", "alice"} {
+		chains = append(chains, follow(t, g, ctxfit.Request{Endpoint: "list", Subject: subject}, serve(list, "application/json")))
+	}
+	require.Len(t, st.ids, 1, "three requests for the same data keep one snapshot")
+	for id, n := range st.ids {
+		assert.Equal(t, store.IDOf(list), id)
+		assert.Equal(t, 3, n, "each first page renews it")
+	}
+	for _, chain := range chains {
+		var got []corpus.Item
+		for _, res := range chain {
+			var page struct {
+				Items []corpus.Item `json:"items"`
+			}
+			require.NoError(t, json.Unmarshal(res.Body, &page))
+			got = append(got, page.Items...)
+		}
+		assert.Equal(t, corpus.Items(300), got, "every chain reads the whole list from the shared snapshot")
+	}
+	follow(t, g, ctxfit.Request{Endpoint: "list"}, serve(other, "application/json"))
+	assert.Len(t, st.ids, 2, "other data, another snapshot")
 }

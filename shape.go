@@ -348,7 +348,7 @@ func (g *Guard) snapshot(ctx context.Context, e *engine, body []byte) (string, e
 	if e.cfg.Mode == ModeReplay {
 		return fingerprint(body), nil
 	}
-	id := store.NewID()
+	id := store.IDOf(body) // identical snapshots share one entry
 	if err := g.store.Put(ctx, id, body, time.Duration(e.cfg.CursorTTL)); err != nil {
 		if errors.Is(err, store.ErrTooLarge) {
 			return fingerprint(body), nil // cannot keep it: fall back to replay for this response

@@ -117,7 +117,7 @@ func TestEveryShapedResultHasAFreshMetaMap(t *testing.T) {
 	mcptest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": first.Meta[mcpcore.MetaNextCursor]})
 
 	assert.Equal(t, "kept", first.Meta["example/tool"], "the tool's own _meta keys are kept")
-	assert.NotEqual(t, first.Meta[mcpcore.MetaNextCursor], second.Meta[mcpcore.MetaNextCursor])
+	assert.NotEmpty(t, second.Meta[mcpcore.MetaNextCursor])
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, seen, 3)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 )
 
@@ -14,4 +15,15 @@ func NewID() string {
 	// program irrecoverably if the system's randomness fails.
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// IDOf returns the snapshot ID of data: the first 128 bits of its SHA-256,
+// encoded as [NewID] encodes. Equal data has equal IDs, so a Guard that
+// snapshots the same response for many clients keeps it once (and each Put
+// renews its TTL); different data collides with negligible probability. The
+// ID tells nothing to whoever does not already hold the data, and cursors,
+// which carry it, are sealed.
+func IDOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
