@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/bpe"
 )
 
 // Limits of [Options.MaxTokens].
@@ -225,16 +226,20 @@ func (sp *splitter) next(s int) (Span, error) {
 	// Extend at that level: add segments by their own counts (an estimate
 	// of the chunk's count), verify the farthest that fits by one exact
 	// count, and correct: back off when over, go on when the exact count
-	// leaves room.
+	// leaves room. Where every joint is a safe cut for the exact counter
+	// (a line that starts with printable ASCII), the segments' counts add
+	// up to the chunk's: the estimate is exact and needs no verifying.
 	for range maxRounds {
 		if e == n {
 			break
 		}
 		cands := sp.cands[:0]
 		est := c
+		exact := sp.exact
 		for p := e; p < n; {
 			q := sp.boundary(p, star)
 			t := sp.count(p, q, limit-est)
+			exact = exact && bpe.SafeCut(text, p)
 			if est+t > limit {
 				break
 			}
@@ -247,6 +252,12 @@ func (sp *splitter) next(s int) (Span, error) {
 			break
 		}
 		last := cands[len(cands)-1]
+		if exact {
+			// The joint to the segment that did not fit is safe too: the
+			// chunk is as long as it can be.
+			e, c = last.pos, last.est
+			break
+		}
 		if t := sp.count(s, last.pos, limit); t <= limit {
 			e, c = last.pos, t
 			if t == last.est {

@@ -187,3 +187,18 @@ func (e *Encoding) appendLong(out []int, p string) []int {
 	e.mergeLong(p, func(a, b int) { out = append(out, int(e.rank(p[a:b]))) })
 	return out
 }
+
+// SafeCut reports whether i is a position of text where counting the two
+// sides apart gives the count of the whole, for every encoding of this
+// package: i follows a line feed and text[i] is printable ASCII other than
+// '/'. The pre-tokenisers then end a piece at i whatever precedes it (no
+// pattern runs from a line feed into such a byte, and only punctuation may
+// run on through line feeds into a '/'), and pieces are counted apart.
+// Invalid UTF-8 elsewhere does not matter: it is replaced byte by byte.
+func SafeCut(text string, i int) bool {
+	if i <= 0 || i >= len(text) {
+		return false
+	}
+	c := text[i]
+	return text[i-1] == '\n' && c > ' ' && c < 0x7f && c != '/'
+}
