@@ -155,10 +155,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	c.respond(w, res, err, cfg.Params)
 	// Nothing holds the buffer of a response that passed through, once it
-	// is written. A cache may keep the body it was given, and shaping may
-	// have left it with a Store (which may keep the slice) or with a
-	// shaping goroutine past its time limit: then the buffer is not reused.
-	reuse := h.opts.Cache == nil && err == nil &&
+	// is written (a cache stores a copy). Shaping may have left it with a
+	// Store, which may keep the slice, or with a shaping goroutine past its
+	// time limit: then the buffer is not reused.
+	reuse := err == nil &&
 		(res.Record.Outcome == telemetry.OutcomePassthrough || res.Record.Outcome == telemetry.OutcomeBypass)
 	c.release(reuse)
 }

@@ -694,9 +694,9 @@ func TestTrailersOfAStreamedResponseReachTheClient(t *testing.T) {
 }
 
 // The middleware reuses its buffers between requests: concurrent requests,
-// small and large, each get their own response.
+// small and large, with and without a response cache (whose hits share
+// entries), each get their own response.
 func TestConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
-	f := newFixture(t, ctxfit.Options{})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("id")
 		w.Header().Set("Content-Type", "application/json")
@@ -707,36 +707,46 @@ func TestConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 		}
 		_, _ = fmt.Fprintf(w, `{"id":%q,"pad":%q}`, id, strings.Repeat(id, 100))
 	})
-	srv := httptest.NewServer(httpfit.Middleware(f.guard, nil)(handler))
-	t.Cleanup(srv.Close)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 50 {
-				id := fmt.Sprintf("g%di%d", g, i)
-				big := i%5 == 0
-				u := srv.URL + "/x?id=" + id
-				if big {
-					u += "&big=1"
-				}
-				resp, err := srv.Client().Get(u)
-				if !assert.NoError(t, err) {
-					return
-				}
-				b, err := io.ReadAll(resp.Body)
-				_ = resp.Body.Close()
-				assert.NoError(t, err)
-				assert.Equal(t, id, resp.Header.Get("X-Id"))
-				if big {
-					assert.Equal(t, "pagination", resp.Header.Get("Ctxfit-Strategy"))
-					assert.True(t, json.Valid(b))
-					continue
-				}
-				assert.Equal(t, fmt.Sprintf(`{"id":%q,"pad":%q}`, id, strings.Repeat(id, 100)), string(b))
+	for _, c := range []*cache.Cache{nil, cache.New(nil)} {
+		t.Run(fmt.Sprintf("cache %v", c != nil), func(t *testing.T) {
+			f := newFixture(t, ctxfit.Options{})
+			srv := httptest.NewServer(httpfit.Middleware(f.guard, &httpfit.Options{Cache: c})(handler))
+			t.Cleanup(srv.Close)
+			var wg sync.WaitGroup
+			for g := range 8 {
+				wg.Go(func() {
+					for i := range 50 {
+						id := fmt.Sprintf("g%di%d", g, i)
+						if c != nil {
+							id = fmt.Sprintf("i%d", i%7) // the goroutines share keys: hits
+						}
+						big := i%5 == 0
+						u := srv.URL + "/x?id=" + id
+						if big {
+							u += "&big=1"
+						}
+						resp, err := srv.Client().Get(u)
+						if !assert.NoError(t, err) {
+							return
+						}
+						b, err := io.ReadAll(resp.Body)
+						_ = resp.Body.Close()
+						assert.NoError(t, err)
+						if h := resp.Header.Get("X-Id"); h != "" { // a cache hit does not replay it
+							assert.Equal(t, id, h)
+						}
+						if big {
+							assert.Equal(t, "pagination", resp.Header.Get("Ctxfit-Strategy"))
+							assert.True(t, json.Valid(b))
+							continue
+						}
+						assert.Equal(t, fmt.Sprintf(`{"id":%q,"pad":%q}`, id, strings.Repeat(id, 100)), string(b))
+					}
+				})
 			}
+			wg.Wait()
 		})
 	}
-	wg.Wait()
 }
 
 // sharingStore keeps the slices it is given, as the Store interface
