@@ -707,7 +707,9 @@ func TestConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 		}
 		_, _ = fmt.Fprintf(w, `{"id":%q,"pad":%q}`, id, strings.Repeat(id, 100))
 	})
-	for _, c := range []*cache.Cache{nil, cache.New(nil)} {
+	shared := cache.New(nil)
+	defer shared.Close()
+	for _, c := range []*cache.Cache{nil, shared} {
 		t.Run(fmt.Sprintf("cache %v", c != nil), func(t *testing.T) {
 			f := newFixture(t, ctxfit.Options{})
 			srv := httptest.NewServer(httpfit.Middleware(f.guard, &httpfit.Options{Cache: c})(handler))
