@@ -138,16 +138,9 @@ func passThrough(resp Response, tokens int) Result {
 // decision (a response no longer than the threshold in bytes, a bypass), so
 // that pass-through costs next to nothing.
 func (res *Result) estimatedPassThrough(resp Response, outcome string) {
-	n := (len(resp.Body) + 3) / 4 // budget.Estimator without its margin
-	*res = Result{
-		Body: resp.Body, ContentType: resp.ContentType, Strategy: telemetry.StrategyPassthrough,
-		Record: telemetry.Record{
-			Strategy: telemetry.StrategyPassthrough, Outcome: outcome,
-			TokensBefore: n, TokensAfter: n, EstimatedTokens: n,
-			BytesBefore: len(resp.Body), BytesAfter: len(resp.Body), ResponseBytes: len(resp.Body),
-			OptimizationMetadata: estimatedMetadata,
-		},
-	}
+	*res = passThrough(resp, (len(resp.Body)+3)/4) // budget.Estimator without its margin
+	res.Record.Outcome = outcome
+	res.Record.OptimizationMetadata = estimatedMetadata
 }
 
 // estimatedMetadata marks a record whose token counts are estimates. It is
