@@ -36,11 +36,9 @@ type bufferWriter struct {
 	// to the underlying writer's first Write, which sniffs a missing
 	// Content-Type as it would have without the middleware.
 	explicit bool
-	// ct is the handler's Content-Type when it wrote its status; hasCT
-	// says whether it had set one.
-	ct    string
-	hasCT bool
-	buf   bytes.Buffer
+	// ct is the handler's Content-Type when it wrote its status.
+	ct  string
+	buf bytes.Buffer
 }
 
 // reset readies b for a response to rw, buffering up to max bytes;
@@ -57,7 +55,7 @@ func (b *bufferWriter) reset(rw http.ResponseWriter, max int) {
 	}
 	b.rw, b.max = rw, max
 	b.mode, b.status, b.sniff, b.explicit = modeUndecided, 0, false, false
-	b.ct, b.hasCT = "", false
+	b.ct = ""
 	b.buf.Reset()
 }
 
@@ -97,8 +95,7 @@ func (b *bufferWriter) writeHeader(code int, explicit bool) {
 // far is one to buffer for the Guard.
 func (b *bufferWriter) keep(code int) bool {
 	h := b.rw.Header()
-	var cts []string
-	cts, b.hasCT = h["Content-Type"]
+	cts, hasCT := h["Content-Type"]
 	if len(cts) > 0 {
 		b.ct = cts[0]
 	}
@@ -113,7 +110,7 @@ func (b *bufferWriter) keep(code int) bool {
 			return false
 		}
 	}
-	if !b.hasCT {
+	if !hasCT {
 		b.sniff = true
 		return true
 	}
