@@ -73,7 +73,7 @@ func Follow(t testing.TB, cs *mcp.ClientSession, tool string, args any, hardCap 
 	t.Helper()
 	var out []*mcp.CallToolResult
 	res := Call(t, cs, tool, args)
-	for range maxCalls {
+	for calls := 1; ; calls++ {
 		require.False(t, res.IsError, "result is an error: %v", Texts(t, res))
 		assert.LessOrEqual(t, Tokens(t, res), hardCap, "a result exceeds the hard cap")
 		out = append(out, res)
@@ -81,10 +81,12 @@ func Follow(t testing.TB, cs *mcp.ClientSession, tool string, args any, hardCap 
 		if next == "" {
 			return out
 		}
+		if calls == maxCalls {
+			t.Fatal("too many continuations")
+			return nil
+		}
 		res = Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	}
-	t.Fatal("too many continuations")
-	return nil
 }
 
 // NextCursor returns the cursor in a result's _meta, "" if none.
