@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/internal/syncbuf"
 )
 
 // within bounds how long a test waits for a reload. The design figure is
@@ -25,25 +24,6 @@ import (
 // the margin absorbs -race and loaded CI machines. Speed is not asserted
 // here.
 const within = 2 * time.Second
-
-// syncBuffer is a bytes.Buffer safe for the watcher's goroutine to write
-// while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type change struct{ old, new ctxfit.Config }
 
@@ -53,7 +33,7 @@ type watched struct {
 	path    string
 	changes chan change
 	errs    chan error
-	log     *syncBuffer
+	log     *syncbuf.Buffer
 }
 
 // watch writes content to a fresh ctxfit.yaml and watches it.
@@ -63,7 +43,7 @@ func watch(t *testing.T, content string, getenv func(string) string) *watched {
 		path:    writeFile(t, "ctxfit.yaml", content),
 		changes: make(chan change, 100),
 		errs:    make(chan error, 100),
-		log:     &syncBuffer{},
+		log:     &syncbuf.Buffer{},
 	}
 	var err error
 	w.Watcher, err = config.Watch(t.Context(), w.path, &config.WatchOptions{

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxfit/ctxfit/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -99,31 +99,13 @@ func cleanEnv() []string {
 	return append(env, "CTXFIT_SECRET="+testSecret)
 }
 
-// syncBuffer collects a subprocess's standard error.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // connect runs bin with args as a stdio MCP server and connects to it; its
 // standard error is shown when the test fails.
-func connect(t *testing.T, bin string, args ...string) (*mcp.ClientSession, *syncBuffer) {
+func connect(t *testing.T, bin string, args ...string) (*mcp.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = cleanEnv()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)

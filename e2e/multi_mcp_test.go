@@ -20,6 +20,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/internal/redistest"
+	"github.com/ctxfit/ctxfit/internal/syncbuf"
 )
 
 // proxyInstance runs `ctxfit proxy -- mcpserver -raw` over stdio with the
@@ -30,7 +31,7 @@ func proxyInstance(t *testing.T, bins map[string]string, env ...string) *mcp.Cli
 	t.Helper()
 	cmd := exec.Command(bins["ctxfit"], "proxy", "--", bins["mcpserver"], "-raw")
 	cmd.Env = append(cleanEnv(), env...)
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)

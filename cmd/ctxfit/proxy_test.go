@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/syncbuf"
 )
 
 // This test binary doubles as a tiny upstream MCP server when run with
@@ -43,27 +42,9 @@ func fakeItems() string {
 	return "[" + strings.Join(items, ",") + "]"
 }
 
-// syncBuffer is a bytes.Buffer safe for the proxy's log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proxyInProcess runs `ctxfit proxy ARGS -- <the fake upstream>` in this
 // process, over pipes, and connects a client to it.
-func proxyInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer) {
+func proxyInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the fake upstream as a subprocess")
@@ -73,7 +54,7 @@ func proxyInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuff
 	args = append(args, "--", "env", "CTXFIT_FAKE_UPSTREAM=1", exe)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	getenv := func(k string) string {
