@@ -23,27 +23,11 @@ import (
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/httpfit"
 	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/internal/fakeclock"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 const secret = "0123456789abcdef0123456789abcdef"
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // records collects the telemetry records of a Guard.
 type records struct {
@@ -72,7 +56,7 @@ func (r *records) wait(t *testing.T, n int) []telemetry.Record {
 
 type fixture struct {
 	guard   *ctxfit.Guard
-	clock   *clock
+	clock   *fakeclock.Clock
 	records *records
 }
 
@@ -81,8 +65,8 @@ func newFixture(t *testing.T, opts ctxfit.Options) *fixture {
 	if opts.Config.Secret == "" {
 		opts.Config.Secret = secret
 	}
-	f := &fixture{clock: &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}, records: &records{}}
-	opts.Now = f.clock.now
+	f := &fixture{clock: fakeclock.New(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)), records: &records{}}
+	opts.Now = f.clock.Now
 	opts.Sink = f.records
 	g, err := ctxfit.New(&opts)
 	require.NoError(t, err)
@@ -405,7 +389,7 @@ func TestBadInputIsAnsweredWithA400ProblemThatSaysWhatToDo(t *testing.T) {
 		f := newFixture(t, ctxfit.Options{})
 		h := httpfit.Middleware(f.guard, nil)(api(nil))
 		p := decodePage(t, do(h, "GET", "/api/bookings"))
-		f.clock.advance(11 * time.Minute)
+		f.clock.Advance(11 * time.Minute)
 		rec := do(h, "GET", target("/api/bookings", p.NextCursor))
 		prob := assertProblem(t, rec, http.StatusBadRequest, "cursor_expired", "cursor")
 		assert.Contains(t, prob.Suggestion, "first page again")

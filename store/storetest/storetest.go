@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit/internal/fakeclock"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -119,9 +120,9 @@ type suite struct {
 
 // open returns a new store and its clock, and closes the store at the end
 // of the test.
-func (s suite) open(t *testing.T) (store.Store, *clock) {
+func (s suite) open(t *testing.T) (store.Store, *fakeclock.Clock) {
 	t.Helper()
-	clk := &clock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	now := clk.Now
 	if s.opts.RealClock {
 		now = time.Now
@@ -511,22 +512,4 @@ func (s suite) eventuallyGone(t *testing.T, st store.Store, id string) {
 		_, ok, err := st.Get(t.Context(), id)
 		return err == nil && !ok
 	}, s.opts.ShortTTL+5*time.Second, s.opts.ShortTTL/20, "entry %s should expire after %v", id, s.opts.ShortTTL)
-}
-
-// clock is a fake clock that only moves when told; safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
