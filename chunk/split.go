@@ -138,6 +138,12 @@ type splitter struct {
 	cfg    *config
 	exact  bool // the counter is a *budget.ExactCounter
 	text   string
+	// wire is the form in which the text is sent, when it differs (an
+	// escaped JSON string body): boundaries are found in text, tokens are
+	// counted in wire, and toWire maps offsets of text to offsets of wire.
+	// "" means the text is sent as it is.
+	wire   string
+	toWire func(int) int
 	levels []Level
 	find   *finder
 	memo   [8]segCount // recent segment counts, a ring
@@ -172,14 +178,18 @@ func (sp *splitter) count(a, b, limit int) int {
 			}
 		}
 	}
+	seg := sp.text[a:b]
+	if sp.wire != "" {
+		seg = sp.wire[sp.toWire(a):sp.toWire(b)]
+	}
 	var t int
 	switch {
 	case limit < 0:
 		t = 1 // nothing can fit; report over
-	case sp.exact && b-a > maxTokenBytes*limit:
+	case sp.exact && len(seg) > maxTokenBytes*limit:
 		t = limit + 1 // more bytes than limit tokens can hold: over, without counting
 	default:
-		t = budget.CountUpTo(sp.cfg.counter, sp.text[a:b], limit)
+		t = budget.CountUpTo(sp.cfg.counter, seg, limit)
 	}
 	sp.memo[sp.memoAt] = segCount{start: a, end: b, tokens: t, limit: limit}
 	sp.memoAt = (sp.memoAt + 1) % len(sp.memo)
@@ -239,7 +249,7 @@ func (sp *splitter) next(s int) (Span, error) {
 		for p := e; p < n; {
 			q := sp.boundary(p, star)
 			t := sp.count(p, q, limit-est)
-			exact = exact && bpe.SafeCut(text, p)
+			exact = exact && sp.safeCut(p)
 			if est+t > limit {
 				break
 			}
@@ -282,6 +292,15 @@ func (sp *splitter) next(s int) (Span, error) {
 		break
 	}
 	return Span{Start: s, End: e, Tokens: c, Level: sp.levelAt(e, star)}, nil
+}
+
+// safeCut reports whether the exact counter always ends a piece at p, so
+// that counts of the segments on either side add up.
+func (sp *splitter) safeCut(p int) bool {
+	if sp.wire != "" {
+		return bpe.SafeCut(sp.wire, sp.toWire(p))
+	}
+	return bpe.SafeCut(sp.text, p)
 }
 
 // levelAt returns the best level of the boundary at e, found by the level
