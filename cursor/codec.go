@@ -30,7 +30,7 @@ const maxTTL = 100 * 365 * 24 * time.Hour
 
 // Wire layout (before base64url): version, key ID, IV, ciphertext, tag.
 const (
-	version1   byte = 1
+	version2   byte = 2
 	versionLen      = 1
 	keyIDLen        = 4
 	ivLen           = aes.BlockSize // 16
@@ -45,10 +45,10 @@ const (
 // strings keep them apart and name the wire version they belong to.
 const (
 	hkdfSalt    = "ctxfit/cursor"
-	infoEncKey  = "ctxfit/cursor v1 encryption key"
-	infoIVKey   = "ctxfit/cursor v1 synthetic iv key"
-	infoMACKey  = "ctxfit/cursor v1 mac key"
-	infoKeyID   = "ctxfit/cursor v1 key id"
+	infoEncKey  = "ctxfit/cursor v2 encryption key"
+	infoIVKey   = "ctxfit/cursor v2 synthetic iv key"
+	infoMACKey  = "ctxfit/cursor v2 mac key"
+	infoKeyID   = "ctxfit/cursor v2 key id"
 	encKeyBytes = 32 // AES-256
 	macKeyBytes = 32
 )
@@ -244,10 +244,12 @@ func (c *Codec) TTL() time.Duration {
 // which [Codec.Decode] returns as IssuedAt and Expires; the values of those
 // fields in p are ignored.
 //
-// p.Kind must be [KindPage] or [KindChunk], p.Offset and p.Index must be
-// >= 0, and p.Filters must be nil or valid JSON. Filters are stored in
-// canonical form (see [Expect]); JSON null is the same as no filters.
-// Encode fails if the token would be longer than [Options.MaxTokenBytes].
+// p.Kind must not be zero, p.Offset and p.Index must be >= 0, and
+// p.Filters must be nil or valid JSON. Subject, Order and Filters are
+// sealed as digests (Filters of their canonical form, see [Expect]; JSON
+// null is the same as no filters), so the token's length depends only on
+// Scope, Snapshot and Data. Encode fails if the token would be longer than
+// [Options.MaxTokenBytes].
 //
 // Encoding is deterministic: the same payload, key and clock reading give
 // the same token.
@@ -256,8 +258,8 @@ func (c *Codec) Encode(p Payload) (string, error) {
 		return "", errors.New("cursor: Encode on a Codec not made by NewCodec; create it with NewCodec")
 	}
 	switch {
-	case p.Kind != KindPage && p.Kind != KindChunk:
-		return "", fmt.Errorf("cursor: Payload.Kind is %d; set it to KindPage or KindChunk", p.Kind)
+	case p.Kind == 0:
+		return "", errors.New("cursor: Payload.Kind is zero; set it to KindPage, KindChunk or a kind of your own")
 	case p.Offset < 0:
 		return "", fmt.Errorf("cursor: Payload.Offset is %d; it must be >= 0", p.Offset)
 	case p.Index < 0:
@@ -267,26 +269,26 @@ func (c *Codec) Encode(p Payload) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cursor: Payload.Filters: %w; pass nil or one JSON value", err)
 	}
-	p.Filters = filters
+	sp := sealed{Payload: p, subject: subjectDigest(p.Subject), query: queryDigest(p.Order, filters)}
 	now := c.now().Unix()
 	if now < 0 || now > maxUnix {
 		return "", errors.New("cursor: the clock reads a time before 1970 or after 9999; check Options.Now")
 	}
 	issued := uint64(now)
 
-	ptLen := plaintextLen(&p, issued, c.ttlSeconds)
+	ptLen := plaintextLen(&sp, issued, c.ttlSeconds)
 	rawLen := overhead + ptLen
 	if n := b64.EncodedLen(rawLen); n > c.maxToken {
-		return "", fmt.Errorf("cursor: the cursor would be %d bytes, more than Options.MaxTokenBytes (%d); shorten the scope, order, filters or snapshot, or raise the limit",
+		return "", fmt.Errorf("cursor: the cursor would be %d bytes, more than Options.MaxTokenBytes (%d); shorten the scope, snapshot or data, or raise the limit",
 			n, c.maxToken)
 	}
 
 	k := c.keys[0]
 	// One buffer: plaintext, then the raw token, then its base64 form.
 	buf := make([]byte, 0, ptLen+rawLen+b64.EncodedLen(rawLen))
-	pt := appendPlaintext(buf, &p, issued, c.ttlSeconds)
+	pt := appendPlaintext(buf, &sp, issued, c.ttlSeconds)
 	raw := pt[len(pt):]
-	raw = append(raw, version1)
+	raw = append(raw, version2)
 	raw = append(raw, k.id[:]...)
 	raw = appendSIV(raw, &k.iv, pt)
 	iv := raw[headerLen : headerLen+ivLen]
@@ -298,7 +300,8 @@ func (c *Codec) Encode(p Payload) (string, error) {
 
 // Decode verifies token and returns its payload, with IssuedAt and Expires
 // filled in (UTC, whole seconds), provided it was issued by a key of this
-// codec, has not expired, and is bound to what want describes.
+// codec, has not expired, and is bound to what want describes. Subject,
+// Order and Filters are then those of want (Filters canonical).
 //
 // Every error wraps exactly one of the sentinels, checked in this order:
 // [ErrMalformed] (too long, not canonical unpadded base64url, too short),
@@ -307,32 +310,55 @@ func (c *Codec) Encode(p Payload) (string, error) {
 // and [ErrMismatch] (another kind, scope, subject, order or filters). No
 // message contains the token.
 func (c *Codec) Decode(token string, want Expect) (Payload, error) {
-	p, err := c.Open(token)
+	p, err := c.open(token)
 	if err != nil {
 		return Payload{}, err
 	}
 	if err := bind(&p, &want); err != nil {
 		return Payload{}, err
 	}
-	return p, nil
+	return p.Payload, nil
 }
 
-// Open is [Codec.Decode] without the binding: it checks the token's size,
-// encoding, key, MAC and expiry, and returns the payload whatever it is bound
-// to. It is for callers that learn the binding from the cursor itself, such
-// as an MCP continuation tool that finds the tool name in the cursor's Scope;
-// such a caller must check the Subject (and anything else it relies on)
-// itself before serving the payload.
+// OpenFor is [Codec.Decode] bound to the subject only: it checks the
+// token's size, encoding, key, MAC and expiry and that it was issued for
+// subject, and returns the payload whatever scope and query it is bound to,
+// with Subject set and Order and Filters empty (they are sealed as
+// digests). It is for callers that learn the rest from the cursor itself,
+// such as an MCP continuation tool that finds the tool name in the
+// cursor's Scope.
+func (c *Codec) OpenFor(token, subject string) (Payload, error) {
+	p, err := c.open(token)
+	if err != nil {
+		return Payload{}, err
+	}
+	if d := subjectDigest(subject); !hmac.Equal(d[:], p.subject[:]) {
+		return Payload{}, errOtherSubject
+	}
+	p.Subject = subject
+	return p.Payload, nil
+}
+
+// Open is [Codec.Decode] without any binding: it checks the token's size,
+// encoding, key, MAC and expiry, and returns the payload whatever it is
+// bound to, with Subject, Order and Filters empty (they are sealed as
+// digests). A caller that serves what the cursor leads to must check the
+// subject first: use [Codec.OpenFor].
 func (c *Codec) Open(token string) (Payload, error) {
+	p, err := c.open(token)
+	return p.Payload, err
+}
+
+func (c *Codec) open(token string) (sealed, error) {
 	if c == nil || len(c.keys) == 0 {
-		return Payload{}, errNoKeys
+		return sealed{}, errNoKeys
 	}
 	// Size first, so that oversize input costs neither time nor memory.
 	if len(token) > c.maxToken {
-		return Payload{}, c.errTooLarge
+		return sealed{}, c.errTooLarge
 	}
 	if len(token) < minTokenLen {
-		return Payload{}, errTooShort
+		return sealed{}, errTooShort
 	}
 
 	// Canonical base64: decode, re-encode and compare, which rules out
@@ -345,23 +371,23 @@ func (c *Codec) Open(token string) (Payload, error) {
 	copy(text, token)
 	n, err := b64.Decode(raw, text)
 	if err != nil || n != rawLen || string(b64.AppendEncode(text[:0], raw)) != token {
-		return Payload{}, errNotBase64
+		return sealed{}, errNotBase64
 	}
 	if len(raw) < overhead+minPlaintextLen {
-		return Payload{}, errTooShort
+		return sealed{}, errTooShort
 	}
 
-	if raw[0] != version1 {
-		return Payload{}, errVersion
+	if raw[0] != version2 {
+		return sealed{}, errVersion
 	}
 	k := c.key(raw[versionLen:headerLen])
 	if k == nil {
-		return Payload{}, errUnknownKey
+		return sealed{}, errUnknownKey
 	}
 	body, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
 	var sum [tagLen]byte
 	if !hmac.Equal(k.mac.appendSum(sum[:0], body), tag) {
-		return Payload{}, errBadMAC
+		return sealed{}, errBadMAC
 	}
 
 	iv, ct := body[headerLen:headerLen+ivLen], body[headerLen+ivLen:]
@@ -370,16 +396,16 @@ func (c *Codec) Open(token string) (Payload, error) {
 	// With the MAC verified, what follows can only fail for a cursor from
 	// a version that wrote another plaintext, or a bug: ErrInvalid.
 	if !hmac.Equal(appendSIV(sum[:0], &k.iv, pt), iv) {
-		return Payload{}, errBadIV
+		return sealed{}, errBadIV
 	}
 	p, issued, ttl, ok := parsePlaintext(pt)
 	if !ok {
-		return Payload{}, errUnreadable
+		return sealed{}, errUnreadable
 	}
 	// Canonical form: the payload must re-encode to exactly these bytes
-	// (ct is free now), with its filters in canonical JSON.
-	if !bytes.Equal(appendPlaintext(ct[:0:len(ct)], &p, issued, ttl), pt) || !isCanonicalFilters(p.Filters) {
-		return Payload{}, errNonCanonical
+	// (ct is free now).
+	if !bytes.Equal(appendPlaintext(ct[:0:len(ct)], &p, issued, ttl), pt) {
+		return sealed{}, errNonCanonical
 	}
 	// parsePlaintext bounds issued and ttl: no overflow here.
 	p.IssuedAt = time.Unix(int64(issued), 0).UTC()
@@ -387,11 +413,11 @@ func (c *Codec) Open(token string) (Payload, error) {
 
 	now := c.now()
 	if p.IssuedAt.After(now.Add(c.skew)) {
-		return Payload{}, fmt.Errorf("%w (it was issued %v in the future: the server clocks disagree)",
+		return sealed{}, fmt.Errorf("%w (it was issued %v in the future: the server clocks disagree)",
 			ErrExpired, p.IssuedAt.Sub(now).Truncate(time.Second))
 	}
 	if now.After(p.Expires.Add(c.skew)) {
-		return Payload{}, fmt.Errorf("%w (it expired %v ago)", ErrExpired, now.Sub(p.Expires).Truncate(time.Second))
+		return sealed{}, fmt.Errorf("%w (it expired %v ago)", ErrExpired, now.Sub(p.Expires).Truncate(time.Second))
 	}
 	return p, nil
 }
@@ -412,8 +438,8 @@ var (
 	errOtherKind    = fmt.Errorf("%w (it was issued for another kind of continuation)", ErrMismatch)
 	errOtherScope   = fmt.Errorf("%w (it was issued for another endpoint or tool)", ErrMismatch)
 	errOtherSubject = fmt.Errorf("%w (it was issued for another subject)", ErrMismatch)
-	errOtherOrder   = fmt.Errorf("%w (it was issued for another sort order)", ErrMismatch)
 	errOtherFilters = fmt.Errorf("%w (it was issued for other filters)", ErrMismatch)
+	errOtherQuery   = fmt.Errorf("%w (it was issued for another sort order or other filters)", ErrMismatch)
 )
 
 // key returns the key with the given ID, or nil.
@@ -426,21 +452,28 @@ func (c *Codec) key(id []byte) *key {
 	return nil
 }
 
-// bind reports ErrMismatch when p is not bound to want. The error says
-// which field differs but not how, so it reveals no sealed value.
-func bind(p *Payload, want *Expect) error {
+// bind reports ErrMismatch when p is not bound to want, and otherwise
+// fills p's bound fields from want. The error says which field differs but
+// not how, so it reveals no sealed value.
+func bind(p *sealed, want *Expect) error {
 	switch {
 	case want.Kind != 0 && want.Kind != p.Kind:
 		return errOtherKind
 	case want.Scope != p.Scope:
 		return errOtherScope
-	case want.Subject != p.Subject:
-		return errOtherSubject
-	case want.Order != p.Order:
-		return errOtherOrder
-	case !sameFilters(want.Filters, p.Filters):
-		return errOtherFilters
 	}
+	if d := subjectDigest(want.Subject); !hmac.Equal(d[:], p.subject[:]) {
+		return errOtherSubject
+	}
+	filters, err := canonicalFilters(want.Filters)
+	if err != nil {
+		return errOtherFilters // filters that are not JSON match nothing
+	}
+	q := queryDigest(want.Order, filters)
+	if !hmac.Equal(q[:], p.query[:]) {
+		return errOtherQuery // both are digested: the message cannot say which
+	}
+	p.Subject, p.Order, p.Filters = want.Subject, want.Order, filters
 	return nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"time"
 )
 
-// Kind says what a cursor continues.
+// Kind says what a cursor continues. Any value but zero may be sealed;
+// the packages of this module use the two below, and callers may define
+// their own.
 type Kind uint8
 
 // Cursor kinds.
@@ -15,19 +17,28 @@ const (
 	KindChunk Kind = 2 // the next chunk of a text
 )
 
-// Payload is what a cursor carries. All fields are sealed inside the token.
+// Payload is what a cursor holds.
+//
+// A cursor carries Kind, Offset, Index, Scope, Snapshot and Data: they come
+// back from [Codec.Decode] and [Codec.Open] as they were encoded. It is
+// bound to Subject, Order and Filters by digest (SHA-256, sealed inside the
+// token), so that its size never depends on them: [Codec.Decode] checks
+// them against its [Expect] and returns them as the Expect gives them
+// (Filters in canonical form); [Codec.OpenFor] checks only the subject and
+// returns it, and [Codec.Open] checks none and returns them empty.
 //
 // A Payload is a plain value. Its zero value is not encodable: Kind is
 // required.
 type Payload struct {
-	Kind     Kind            // page or chunk; required
+	Kind     Kind            // what the cursor continues; required, not zero
 	Offset   int64           // position to resume from (items or bytes); >= 0
 	Index    int64           // number of the page or chunk this cursor leads to; >= 0
-	Order    string          // sort order the list was issued with, e.g. "created_desc"
-	Filters  json.RawMessage // query filters, any JSON value; nil (or JSON null) means none; stored in canonical form
-	Scope    string          // endpoint or tool the cursor was issued for
-	Subject  string          // tenant, session or principal; "" when unbound
-	Snapshot string          // opaque reference to stored data (store mode); "" when none
+	Order    string          // sort order the list was issued with, e.g. "created_desc"; bound by digest
+	Filters  json.RawMessage // query filters, any JSON value; nil (or JSON null) means none; bound by digest of the canonical form
+	Scope    string          // endpoint or tool the cursor was issued for; carried
+	Subject  string          // tenant, session or principal; "" when unbound; bound by digest
+	Snapshot string          // opaque reference to stored data (store mode); "" when none; carried
+	Data     []byte          // opaque bytes the issuer wants back (for example where in its data to resume); carried
 	IssuedAt time.Time       // set by Encode from the codec's clock, in whole seconds; UTC after Decode
 	Expires  time.Time       // set by Encode: IssuedAt + TTL; UTC after Decode
 }

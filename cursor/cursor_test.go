@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
 )
 
 // t0 is the time every test cursor is issued at, unless a test says otherwise.
@@ -263,7 +264,7 @@ func TestEncodeRejectsInvalidPayloads(t *testing.T) {
 		errHas string
 	}{
 		{name: "a zero kind", modify: func(p *cursor.Payload) { p.Kind = 0 }, errHas: "Kind"},
-		{name: "an unknown kind", modify: func(p *cursor.Payload) { p.Kind = 3 }, errHas: "Kind"},
+		{name: "kind zero", modify: func(p *cursor.Payload) { p.Kind = 0 }, errHas: "Kind"},
 		{name: "a negative offset", modify: func(p *cursor.Payload) { p.Offset = -1 }, errHas: "Offset"},
 		{name: "a negative index", modify: func(p *cursor.Payload) { p.Index = -1 }, errHas: "Index"},
 		{name: "filters that are not JSON", modify: func(p *cursor.Payload) { p.Filters = json.RawMessage(`{"a":`) }, errHas: "Filters"},
@@ -440,16 +441,20 @@ func randomPayload(r *rand.Rand) (cursor.Payload, json.RawMessage) {
 		Subject:  str(),
 		Snapshot: str(),
 	}
+	if d := str(); r.IntN(3) == 0 && d != "" {
+		p.Data = []byte(d) // empty Data comes back nil
+	}
 	if r.IntN(4) == 0 {
 		return p, nil
 	}
 	v := randomJSON(r, 3)
-	canon, err := json.Marshal(v)
+	// Issue non-canonical JSON: indented, which also keeps key order.
+	var err error
+	p.Filters, err = json.MarshalIndent(v, " ", "\t")
 	if err != nil {
 		panic(err)
 	}
-	// Issue non-canonical JSON: indented, which also keeps key order.
-	p.Filters, err = json.MarshalIndent(v, " ", "\t")
+	canon, err := rawjson.Canonical(nil, p.Filters)
 	if err != nil {
 		panic(err)
 	}
@@ -522,14 +527,26 @@ func TestOpenChecksEverythingButTheBinding(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	c, err := cursor.NewCodec([][]byte{[]byte(strings.Repeat("s", 32))}, &cursor.Options{Now: func() time.Time { return now }})
 	require.NoError(t, err)
-	tok, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Offset: 7, Scope: "list_bookings", Filters: json.RawMessage(`{"status":"confirmed"}`)})
+	tok, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Offset: 7, Scope: "list_bookings", Subject: "alice",
+		Filters: json.RawMessage(`{"status":"confirmed"}`), Data: []byte{1, 2, 3}})
 	require.NoError(t, err)
 
 	p, err := c.Open(tok)
 	require.NoError(t, err)
 	assert.Equal(t, "list_bookings", p.Scope)
-	assert.JSONEq(t, `{"status":"confirmed"}`, string(p.Filters))
+	assert.Empty(t, p.Filters, "filters are sealed as a digest")
+	assert.Empty(t, p.Subject, "so is the subject")
+	assert.Equal(t, []byte{1, 2, 3}, p.Data)
 	assert.Equal(t, int64(7), p.Offset)
+
+	p, err = c.OpenFor(tok, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", p.Subject)
+	assert.Equal(t, "list_bookings", p.Scope)
+	_, err = c.OpenFor(tok, "bob")
+	assert.ErrorIs(t, err, cursor.ErrMismatch)
+	_, err = c.OpenFor(tok, "")
+	assert.ErrorIs(t, err, cursor.ErrMismatch)
 
 	tampered := []byte(tok)
 	tampered[12] = map[bool]byte{true: 'A', false: 'B'}[tampered[12] != 'A']
@@ -539,4 +556,29 @@ func TestOpenChecksEverythingButTheBinding(t *testing.T) {
 	now = now.Add(time.Hour)
 	_, err = c.Open(tok)
 	assert.ErrorIs(t, err, cursor.ErrExpired)
+}
+
+func TestACursorsSizeDoesNotDependOnItsSubjectOrFilters(t *testing.T) {
+	c := newCodec(t, &clock{t: t0}, nil)
+	small, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Scope: "list", Subject: "a", Filters: json.RawMessage(`{"q":"x"}`)})
+	require.NoError(t, err)
+	big := json.RawMessage(`{"q":"` + strings.Repeat("x", 20000) + `"}`)
+	large, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Scope: "list", Subject: strings.Repeat("s", 5000), Filters: big})
+	require.NoError(t, err)
+	assert.Len(t, large, len(small))
+	got, err := c.Decode(large, cursor.Expect{Scope: "list", Subject: strings.Repeat("s", 5000), Filters: big})
+	require.NoError(t, err)
+	assert.Equal(t, []byte(big), []byte(got.Filters))
+	_, err = c.Decode(large, cursor.Expect{Scope: "list", Subject: strings.Repeat("s", 5000), Filters: json.RawMessage(`{"q":"y"}`)})
+	assert.ErrorIs(t, err, cursor.ErrMismatch)
+}
+
+func TestFiltersThatDifferOnlyInInvalidUTF8AreDifferentFilters(t *testing.T) {
+	c := newCodec(t, &clock{t: t0}, nil)
+	tok, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Filters: json.RawMessage("{\"q\":\"\xff\"}")})
+	require.NoError(t, err)
+	_, err = c.Decode(tok, cursor.Expect{Filters: json.RawMessage("{\"q\":\"\xfe\"}")})
+	assert.ErrorIs(t, err, cursor.ErrMismatch, "q=%ff and q=%fe must not share a binding")
+	_, err = c.Decode(tok, cursor.Expect{Filters: json.RawMessage("{ \"q\" : \"\xff\" }")})
+	assert.NoError(t, err)
 }

@@ -216,11 +216,11 @@ func TestDecodeRejectsUnknownVersions(t *testing.T) {
 	c := newCodec(t, clk, nil)
 	p := samplePayload()
 	pt := cursor.Plaintext(p, uint64(t0.Unix()), 600)
-	valid := cursor.Seal(c, 1, nil, pt)
+	valid := cursor.Seal(c, 2, nil, pt)
 	_, err := c.Decode(valid, expectFor(p))
 	require.NoError(t, err, "the seam seals like Encode")
 
-	for _, v := range []byte{0, 2, 0x80, 0xff} {
+	for _, v := range []byte{0, 1, 3, 0x80, 0xff} {
 		t.Run(fmt.Sprintf("rejects version %d even with a valid MAC", v), func(t *testing.T) {
 			tok := cursor.Seal(c, v, nil, pt)
 			_, err := c.Decode(tok, expectFor(p))
@@ -236,11 +236,6 @@ func TestDecodeRejectsValidlySignedButNonCanonicalPayloads(t *testing.T) {
 	issued := uint64(t0.Unix())
 	p := cursor.Payload{Kind: cursor.KindPage, Offset: 5, Scope: "s"}
 	good := cursor.Plaintext(p, issued, 600)
-	withFilters := func(f string) []byte {
-		q := p
-		q.Filters = json.RawMessage(f)
-		return cursor.Plaintext(q, issued, 600)
-	}
 	tests := []struct {
 		name string
 		pt   []byte
@@ -250,18 +245,14 @@ func TestDecodeRejectsValidlySignedButNonCanonicalPayloads(t *testing.T) {
 		{name: "a missing byte", pt: good[:len(good)-1]},
 		{name: "an over-long offset varint", pt: append([]byte{1, 0x85, 0x00}, good[2:]...)},
 		{name: "kind zero", pt: append([]byte{0}, good[1:]...)},
-		{name: "kind three", pt: append([]byte{3}, good[1:]...)},
 		{name: "an offset beyond int64", pt: append([]byte{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, good[2:]...)},
-		{name: "an empty plaintext padded to the minimum", pt: make([]byte, 10)},
-		{name: "a string length beyond the end", pt: append(bytes.Clone(good[:len(good)-1]), 0x7f)},
-		{name: "filters in non-canonical JSON", pt: withFilters(`{"b":1, "a":2}`)},
-		{name: "filters that are not JSON", pt: withFilters(`{"a":`)},
-		{name: "filters holding JSON null", pt: withFilters(`null`)},
+		{name: "an empty plaintext padded to the minimum", pt: make([]byte, 40)},
+		{name: "a data length beyond the end", pt: append(append(bytes.Clone(good[:len(good)-33]), 0x7f), good[len(good)-32:]...)},
 		{name: "an IV that is not the synthetic IV", pt: good, iv: make([]byte, cursor.IVLen)},
 	}
 	for _, tt := range tests {
 		t.Run("rejects "+tt.name, func(t *testing.T) {
-			tok := cursor.Seal(c, 1, tt.iv, tt.pt)
+			tok := cursor.Seal(c, 2, tt.iv, tt.pt)
 			_, err := c.Decode(tok, cursor.Expect{Scope: "s", Filters: json.RawMessage(`{"b":1, "a":2}`)})
 			if errors.Is(err, cursor.ErrMismatch) {
 				_, err = c.Decode(tok, cursor.Expect{Scope: "s"})

@@ -12,7 +12,9 @@
 //
 // Decoding is bound to the request it serves: [Codec.Decode] is told the
 // scope (endpoint or tool), subject and query (order and filters) the caller
-// expects, and rejects a cursor issued for anything else. The page size is
+// expects, and rejects a cursor issued for anything else. The subject and
+// the query are sealed as digests, so filters of any size give cursors of
+// the same size. The page size is
 // not bound, so a client may change it from one page to the next.
 //
 // # Key rotation
@@ -41,7 +43,7 @@
 //
 // A token is unpadded base64url (RFC 4648 §5) of
 //
-//	version   1 byte, 1
+//	version   1 byte, 2
 //	key ID    4 bytes
 //	IV        16 bytes, HMAC-SHA256(ivKey, plaintext)[:16]
 //	payload   the plaintext encrypted with AES-256-CTR(encKey, IV)
@@ -49,20 +51,24 @@
 //
 // where the key ID, encKey, ivKey and macKey are derived from the secret with
 // HKDF-SHA256 (salt "ctxfit/cursor") under distinct info strings, such as
-// "ctxfit/cursor v1 key id". The tag is checked, in constant time, before
+// "ctxfit/cursor v2 key id". The tag is checked, in constant time, before
 // anything is decrypted. The IV is synthetic (SIV): encryption is
 // deterministic, so the same payload, key and issue time give the same token.
 // A token reveals its length, its key ID and whether it equals another token,
 // and nothing of its content.
 //
 // The plaintext is a compact binary encoding: kind (1 byte), offset, index,
-// issue time (Unix seconds) and TTL (seconds) as uvarints, then order,
-// scope, subject, snapshot and canonical filters, each as a uvarint length
-// and bytes.
+// issue time (Unix seconds) and TTL (seconds) as uvarints, then scope,
+// snapshot and data, each as a uvarint length and bytes, then two 16-byte
+// digests (SHA-256, truncated): of the subject, and of the order and the
+// canonical filters. A cursor's length therefore depends on its scope,
+// snapshot and data only, never on the subject or the size of the filters.
+// Version 1 cursors (which carried order, subject and filters) are rejected
+// with [ErrInvalid]; they lived ten minutes.
 //
 // Decoding is strict and canonical: it accepts exactly the tokens Encode
 // writes. Tokens longer than [Options.MaxTokenBytes] are rejected before any
 // decoding; base64 with padding, the standard alphabet, non-zero trailing
-// bits or line breaks is rejected; so is a plaintext with trailing bytes,
-// over-long varints or non-canonical filters.
+// bits or line breaks is rejected; so is a plaintext with trailing bytes or
+// over-long varints.
 package cursor

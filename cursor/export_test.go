@@ -24,12 +24,19 @@ func Seal(c *Codec, version byte, iv, pt []byte) string {
 
 // Plaintext returns the plaintext Encode would seal for p.
 func Plaintext(p Payload, issued, ttl uint64) []byte {
-	return appendPlaintext(nil, &p, issued, ttl)
+	sp := sealOf(p)
+	return appendPlaintext(nil, &sp, issued, ttl)
+}
+
+func sealOf(p Payload) sealed {
+	f, _ := canonicalFilters(p.Filters)
+	return sealed{Payload: p, subject: subjectDigest(p.Subject), query: queryDigest(p.Order, f)}
 }
 
 // PlaintextLen is the length Encode computes in advance for Plaintext.
 func PlaintextLen(p Payload, issued, ttl uint64) int {
-	return plaintextLen(&p, issued, ttl)
+	sp := sealOf(p)
+	return plaintextLen(&sp, issued, ttl)
 }
 
 // Wire layout constants, for tests that cut tokens apart.

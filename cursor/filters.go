@@ -1,50 +1,55 @@
 package cursor
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
+	"crypto/sha256"
+	"encoding/binary"
+
+	"github.com/ctxfit/ctxfit/internal/rawjson"
 )
 
-// canonicalFilters returns the canonical form of the JSON value raw: what
-// encoding/json's Marshal writes for it, that is compact, with object keys
-// sorted (a repeated key keeps its last value) and numbers kept as written.
-// Empty input and JSON null both mean "no filters" and give nil.
+// digestLen is the length of the digests a cursor seals: the first 16
+// bytes of a SHA-256.
+const digestLen = 16
+
+type digest [digestLen]byte
+
+// canonicalFilters returns the canonical form of the JSON value raw (see
+// rawjson.Canonical: compact, object keys sorted, a repeated key keeping
+// its last value, numbers as written, strings escaped the same way on every
+// Go release, bytes that are not valid UTF-8 kept). Empty input and JSON
+// null both mean "no filters" and give nil.
 func canonicalFilters(raw []byte) ([]byte, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(raw) {
-		return nil, errors.New("not valid JSON")
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber() // keep numbers exactly as written: no float64 rounding
-	var v any
-	if err := d.Decode(&v); err != nil {
+	c, err := rawjson.Canonical(nil, raw)
+	if err != nil {
 		return nil, err
 	}
-	if v == nil {
+	if string(c) == "null" {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	return c, nil
 }
 
-// sameFilters reports whether the filters a caller expects equal the
-// canonical filters stored in a cursor.
-func sameFilters(want, stored []byte) bool {
-	if bytes.Equal(want, stored) {
-		return true // the common case: the caller passes canonical JSON
-	}
-	w, err := canonicalFilters(want)
-	return err == nil && bytes.Equal(w, stored)
+// subjectDigest is what a cursor seals of its subject.
+func subjectDigest(subject string) digest {
+	h := sha256.New()
+	h.Write([]byte("ctxfit/cursor v2 subject\x00"))
+	h.Write([]byte(subject))
+	var d digest
+	copy(d[:], h.Sum(nil))
+	return d
 }
 
-// isCanonicalFilters reports whether stored filters are in the form Encode
-// writes: nil, or canonical JSON other than null.
-func isCanonicalFilters(f []byte) bool {
-	if f == nil {
-		return true
-	}
-	c, err := canonicalFilters(f)
-	return err == nil && bytes.Equal(c, f)
+// queryDigest is what a cursor seals of its order and canonical filters.
+func queryDigest(order string, canonical []byte) digest {
+	h := sha256.New()
+	h.Write([]byte("ctxfit/cursor v2 query\x00"))
+	h.Write(binary.AppendUvarint(nil, uint64(len(order))))
+	h.Write([]byte(order))
+	h.Write(canonical)
+	var d digest
+	copy(d[:], h.Sum(nil))
+	return d
 }

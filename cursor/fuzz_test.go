@@ -166,7 +166,7 @@ func FuzzRoundTrip(f *testing.F) {
 		clk.t = time.Unix(unix, 0)
 		tok, err := codec.Encode(p)
 
-		valid := (p.Kind == cursor.KindPage || p.Kind == cursor.KindChunk) &&
+		valid := p.Kind != 0 &&
 			offset >= 0 && index >= 0 && unix >= 0 && unix <= 253402300799 &&
 			(len(filters) == 0 || json.Valid(filters))
 		if !valid {

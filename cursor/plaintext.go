@@ -9,23 +9,23 @@ import (
 // The plaintext sealed in a cursor is a compact binary encoding of a
 // [Payload], fields in this order:
 //
-//	kind      1 byte (1 page, 2 chunk)
+//	kind      1 byte, not 0
 //	offset    uvarint
 //	index     uvarint
 //	issued    uvarint, Unix seconds, at most maxUnix (year 9999)
 //	ttl       uvarint, seconds, at most maxTTLSeconds; Expires = issued + ttl
-//	order     uvarint length, bytes
 //	scope     uvarint length, bytes
-//	subject   uvarint length, bytes
 //	snapshot  uvarint length, bytes
-//	filters   uvarint length, bytes of canonical JSON; length 0 means none
+//	data      uvarint length, bytes
+//	subject   16 bytes, the subject's digest
+//	query     16 bytes, the digest of the order and canonical filters
 //
 // The encoding is canonical: every payload has exactly one encoding, and
 // [Codec.Decode] rejects bytes that do not re-encode to themselves
 // (over-long varints, trailing bytes).
 
-// minPlaintextLen is the length of the shortest plaintext: one byte per field.
-const minPlaintextLen = 10
+// minPlaintextLen is the length of the shortest plaintext.
+const minPlaintextLen = 1 + 4 + 3 + 2*digestLen
 
 // Range of the sealed times, so that no time arithmetic can overflow.
 const (
@@ -38,66 +38,74 @@ func uvarintLen(v uint64) int {
 }
 
 // plaintextLen returns len(appendPlaintext(nil, p, issued, ttl)).
-func plaintextLen(p *Payload, issued, ttl uint64) int {
-	n := 1 + uvarintLen(uint64(p.Offset)) + uvarintLen(uint64(p.Index)) + uvarintLen(issued) + uvarintLen(ttl)
-	for _, s := range [...]int{len(p.Order), len(p.Scope), len(p.Subject), len(p.Snapshot), len(p.Filters)} {
+func plaintextLen(p *sealed, issued, ttl uint64) int {
+	n := 1 + uvarintLen(uint64(p.Offset)) + uvarintLen(uint64(p.Index)) + uvarintLen(issued) + uvarintLen(ttl) + 2*digestLen
+	for _, s := range [...]int{len(p.Scope), len(p.Snapshot), len(p.Data)} {
 		n += uvarintLen(uint64(s)) + s
 	}
 	return n
 }
 
-func appendPlaintext(dst []byte, p *Payload, issued, ttl uint64) []byte {
+// sealed is a payload as the plaintext holds it: the carried fields and
+// the digests of the bound ones.
+type sealed struct {
+	Payload
+	subject, query digest
+}
+
+// appendPlaintext writes p.
+func appendPlaintext(dst []byte, p *sealed, issued, ttl uint64) []byte {
 	dst = append(dst, byte(p.Kind))
 	dst = binary.AppendUvarint(dst, uint64(p.Offset))
 	dst = binary.AppendUvarint(dst, uint64(p.Index))
 	dst = binary.AppendUvarint(dst, issued)
 	dst = binary.AppendUvarint(dst, ttl)
-	for _, s := range [...]string{p.Order, p.Scope, p.Subject, p.Snapshot} {
+	for _, s := range [...]string{p.Scope, p.Snapshot} {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(p.Filters)))
-	return append(dst, p.Filters...)
+	dst = binary.AppendUvarint(dst, uint64(len(p.Data)))
+	dst = append(dst, p.Data...)
+	dst = append(dst, p.subject[:]...)
+	return append(dst, p.query[:]...)
 }
 
 // parsePlaintext reads a payload written by appendPlaintext. It checks
 // bounds, ranges and that nothing trails; the caller checks canonical form
-// by re-encoding. The strings share one allocation and Filters aliases b.
-func parsePlaintext(b []byte) (p Payload, issued, ttl uint64, ok bool) {
+// by re-encoding. The strings share one allocation and Data aliases b.
+func parsePlaintext(b []byte) (p sealed, issued, ttl uint64, ok bool) {
 	r := reader{b: b}
 	p.Kind = Kind(r.byte())
 	offset := r.uvarint()
 	index := r.uvarint()
 	issued = r.uvarint()
 	ttl = r.uvarint()
-	var spans [4][2]int // start and end of each text field in b
+	var spans [3][2]int // start and end of scope, snapshot and data in b
 	for i := range spans {
 		n := r.uvarint()
 		spans[i][0] = r.off
 		r.skip(n)
 		spans[i][1] = r.off
 	}
-	nf := r.uvarint()
-	filtersStart := r.off
-	r.skip(nf)
+	digests := r.off
+	r.skip(2 * digestLen)
 	switch {
 	case r.bad || r.off != len(b),
-		p.Kind != KindPage && p.Kind != KindChunk,
+		p.Kind == 0,
 		offset > math.MaxInt64, index > math.MaxInt64,
 		issued > maxUnix, ttl > maxTTLSeconds:
-		return Payload{}, 0, 0, false
+		return sealed{}, 0, 0, false
 	}
 	p.Offset, p.Index = int64(offset), int64(index)
-
-	// One string for the four text fields, sliced without further copies.
 	base := spans[0][0]
-	all := string(b[base:spans[3][1]])
-	for i, f := range [...]*string{&p.Order, &p.Scope, &p.Subject, &p.Snapshot} {
-		*f = all[spans[i][0]-base : spans[i][1]-base]
+	all := string(b[base:spans[1][1]])
+	p.Scope = all[:spans[0][1]-base]
+	p.Snapshot = all[spans[1][0]-base : spans[1][1]-base]
+	if n := spans[2][1] - spans[2][0]; n > 0 {
+		p.Data = b[spans[2][0]:spans[2][1]:spans[2][1]]
 	}
-	if nf > 0 {
-		p.Filters = b[filtersStart : filtersStart+int(nf) : filtersStart+int(nf)]
-	}
+	copy(p.subject[:], b[digests:])
+	copy(p.query[:], b[digests+digestLen:])
 	return p, issued, ttl, true
 }
 
