@@ -191,6 +191,9 @@ func (c Config) Validate() error {
 	if c.HardCap != 0 && c.HardCap < c.threshold() {
 		msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= threshold %d", c.HardCap, c.threshold()))
 	}
+	if hc := c.hardCap(); hc < MinHardCap {
+		msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= %d (a page's cursors and budget fields, and an error document, need room)", hc, MinHardCap))
+	}
 	if c.PageSize > c.maxPageSize() {
 		msgs = append(msgs, fmt.Sprintf("pageSize %d must be <= maxPageSize %d", c.PageSize, c.maxPageSize()))
 	}
@@ -201,6 +204,9 @@ func (c Config) Validate() error {
 		}
 		if e.HardCap != 0 && e.HardCap < th {
 			msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): hardCap %d must be >= threshold %d", i, e.Match, e.HardCap, th))
+		}
+		if e.HardCap != 0 && e.HardCap < MinHardCap {
+			msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): hardCap %d must be >= %d", i, e.Match, e.HardCap, MinHardCap))
 		}
 		for j := range i {
 			if c.Endpoints[j].Match == e.Match {
@@ -215,6 +221,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) threshold() int   { return cmp.Or(c.Threshold, DefaultThreshold) }
+func (c Config) hardCap() int     { return cmp.Or(c.HardCap, max(DefaultHardCap, c.threshold())) }
 func (c Config) maxPageSize() int { return cmp.Or(c.MaxPageSize, DefaultMaxPageSize) }
 
 // fieldMessage turns a validator error into "<jsonName> <value> must be ...".

@@ -12,7 +12,6 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
-	"github.com/ctxfit/ctxfit/pagination"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/summary"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -153,9 +152,7 @@ type rules struct {
 	pageSize, maxPageSize           int
 	arrayPath                       string
 	shape                           summary.Shape
-	pager                           *pagination.Pager
 	summarizer                      *summary.Summarizer
-	chunker                         *chunk.Chunker
 }
 
 func (e *engine) rulesFor(endpoint string) *rules {
@@ -260,16 +257,7 @@ func (e *engine) rules(ep Endpoint) (*rules, error) {
 	// A chunk and its envelope must fit under the hard cap.
 	r.chunkTokens = min(r.chunkTokens, max(r.budget.HardCap-chunkEnvelopeTokens, chunk.MinMaxTokens))
 	var err error
-	if r.pager, err = pagination.NewPager(e.codec, &pagination.Options{
-		Counter: e.counter, Budget: r.budget,
-		DefaultLimit: r.pageSize, MaxLimit: r.maxPageSize,
-	}); err != nil {
-		return nil, err
-	}
 	if r.summarizer, err = summary.New(&summary.Options{Counter: e.counter, Budget: r.budget}); err != nil {
-		return nil, err
-	}
-	if r.chunker, err = chunk.NewChunker(e.codec, &chunk.Options{Counter: e.counter, MaxTokens: r.chunkTokens}); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -21,7 +21,9 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/cursor"
 	"github.com/ctxfit/ctxfit/internal/corpus"
+	rebuild "github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/store"
+	"github.com/ctxfit/ctxfit/summary"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -136,36 +138,46 @@ func TestAListIsPagedAndEveryItemComesBackOnce(t *testing.T) {
 	}
 }
 
-func TestAnObjectKeepsItsFieldsAndGainsACursorBesideThePagedArray(t *testing.T) {
+func TestAnObjectsBulkArrayIsPagedBesideAnOutlineOfTheRest(t *testing.T) {
 	g, _ := newGuard(t, ctxfit.Config{})
 	items, _ := json.Marshal(corpus.Items(300))
 	body := []byte(`{"status":"ok","data":{"kind":"bookings","items":` + string(items) + `},"generatedAt":"2026-11-21"}`)
-	results := follow(t, g, ctxfit.Request{Endpoint: "GET /wrapped", Limit: 200}, serve(body, "application/json"))
+	req := ctxfit.Request{Endpoint: "GET /wrapped", Limit: 200}
+	results := follow(t, g, req, serve(body, "application/json"))
 	require.Greater(t, len(results), 1)
-	var all []json.RawMessage
-	for _, res := range results {
-		var v struct {
+	var first struct {
+		Outline struct {
 			Status string `json:"status"`
 			Data   struct {
-				Kind       string            `json:"kind"`
-				Items      []json.RawMessage `json:"items"`
-				NextCursor *string           `json:"nextCursor"`
-				Meta       struct {
-					HasMore bool `json:"hasMore"`
-				} `json:"meta"`
+				Kind  string          `json:"kind"`
+				Items json.RawMessage `json:"items"`
 			} `json:"data"`
 			GeneratedAt string `json:"generatedAt"`
+		} `json:"outline"`
+		Meta struct {
+			Path string `json:"path"`
+		} `json:"meta"`
+	}
+	require.NoError(t, json.Unmarshal(results[0].Body, &first))
+	assert.Equal(t, "ok", first.Outline.Status, "the object's other fields come first, once")
+	assert.Equal(t, "bookings", first.Outline.Data.Kind)
+	assert.Equal(t, "2026-11-21", first.Outline.GeneratedAt)
+	assert.Contains(t, string(first.Outline.Data.Items), `"ctxfit:part"`, "the paged array is held back in the outline")
+	assert.Equal(t, "data.items", first.Meta.Path)
+	var all []json.RawMessage
+	for i, res := range results {
+		var page struct {
+			Outline json.RawMessage   `json:"outline"`
+			Items   []json.RawMessage `json:"items"`
 		}
-		require.NoError(t, json.Unmarshal(res.Body, &v))
-		assert.Equal(t, "ok", v.Status)
-		assert.Equal(t, "bookings", v.Data.Kind)
-		assert.Equal(t, "2026-11-21", v.GeneratedAt)
-		assert.Equal(t, v.Data.Meta.HasMore, v.Data.NextCursor != nil)
-		all = append(all, v.Data.Items...)
+		require.NoError(t, json.Unmarshal(res.Body, &page))
+		assert.Equal(t, i == 0, page.Outline != nil, "only the first page repeats nothing of the rest")
+		all = append(all, page.Items...)
 	}
 	var want []json.RawMessage
 	require.NoError(t, json.Unmarshal(items, &want))
 	assert.Equal(t, want, all)
+	checkPromises(t, g, req, ctxfit.Response{Body: body, ContentType: "application/json"})
 }
 
 func TestALargeObjectIsSummarizedAndTheDrillDownReturnsItWhole(t *testing.T) {
@@ -207,21 +219,17 @@ func TestTextIsChunkedAndTheChunksGiveItBackByteForByte(t *testing.T) {
 	assert.Greater(t, len(results), 10)
 }
 
-func TestAGiantItemIsCutByBytesAndNothingIsLost(t *testing.T) {
+func TestAGiantItemIsHeldBackAsAPartAndNothingIsLost(t *testing.T) {
 	g, _ := newGuard(t, ctxfit.Config{Threshold: 500, HardCap: 1000})
 	big := strings.Repeat("x<\"\n\u2028é", 3000)
-	body, _ := json.Marshal([]map[string]string{{"blob": big}})
-	results := follow(t, g, ctxfit.Request{Endpoint: "GET /blob"}, serve(body, "application/json"))
-	var got strings.Builder
-	for _, res := range results {
-		assert.Equal(t, telemetry.StrategyCut, res.Strategy)
-		var ch struct {
-			Content string `json:"content"`
-		}
-		require.NoError(t, json.Unmarshal(res.Body, &ch))
-		got.WriteString(ch.Content)
-	}
-	assert.Equal(t, string(body), got.String())
+	body, _ := json.Marshal([]map[string]string{{"blob": big}, {"small": "one"}})
+	req := ctxfit.Request{Endpoint: "GET /blob"}
+	first, err := g.Handle(context.Background(), req, serve(body, "application/json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(first.Body), `{"ctxfit:part":`, "the item too large for a page is held back")
+	assert.Contains(t, string(first.Body), `{"small":"one"}`, "the others are on the page")
+	c := checkPromises(t, g, req, ctxfit.Response{Body: body, ContentType: "application/json"})
+	assert.Positive(t, c.strategies[telemetry.StrategyChunking], "the item's large string is chunked")
 }
 
 func TestBadCursorsAreRejectedWithAProblemThatSaysWhatToDo(t *testing.T) {
@@ -374,45 +382,63 @@ func TestNothingOverBudgetNothingLost(t *testing.T) {
 }
 
 func TestResumeReadsTheToolAndArgumentsFromTheCursor(t *testing.T) {
-	g, _ := newGuard(t, ctxfit.Config{})
 	body, _ := json.Marshal(corpus.Items(300))
-	args := json.RawMessage(`{"status":"confirmed"}`)
-	first, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list_bookings", Subject: "session-1", Filters: args}, serve(body, "application/json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, first.Next)
+	for _, tt := range []struct {
+		mode string
+		args json.RawMessage
+	}{
+		{ctxfit.ModeStore, json.RawMessage(`{"status":"confirmed"}`)},
+		{ctxfit.ModeReplay, json.RawMessage(`{"status":"confirmed"}`)},
+		{ctxfit.ModeReplay, json.RawMessage(`{"q":"` + strings.Repeat("x", 20000) + `"}`)},
+	} {
+		t.Run(fmt.Sprintf("%s with %d bytes of arguments", tt.mode, len(tt.args)), func(t *testing.T) {
+			g, _ := newGuard(t, ctxfit.Config{Mode: tt.mode})
+			first, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list_bookings", Subject: "session-1", Filters: tt.args}, serve(body, "application/json"))
+			require.NoError(t, err)
+			require.NotEmpty(t, first.Next)
+			assert.Less(t, len(first.Next), 400, "a cursor does not grow with the arguments")
 
-	req, err := g.Resume(first.Next, "session-1")
-	require.NoError(t, err)
-	assert.Equal(t, "list_bookings", req.Endpoint)
-	assert.JSONEq(t, string(args), string(req.Filters))
-	next, err := g.Handle(context.Background(), req, serve(body, "application/json"))
-	require.NoError(t, err)
-	assert.Equal(t, telemetry.StrategyPagination, next.Strategy)
+			req, err := g.Resume(first.Next, "session-1")
+			require.NoError(t, err)
+			assert.Equal(t, "list_bookings", req.Endpoint)
+			if tt.mode == ctxfit.ModeReplay {
+				assert.JSONEq(t, string(tt.args), string(req.Filters), "replay mode carries what it needs to run the tool again")
+			}
+			next, err := g.Handle(context.Background(), req, serve(body, "application/json"))
+			require.NoError(t, err)
+			assert.Equal(t, telemetry.StrategyPagination, next.Strategy)
 
-	_, err = g.Resume(first.Next, "session-2")
-	assert.ErrorIs(t, err, cursor.ErrMismatch, "another session cannot use the cursor")
-	_, err = g.Resume("garbage", "session-1")
-	assert.ErrorIs(t, err, cursor.ErrMalformed)
+			_, err = g.Resume(first.Next, "session-2")
+			assert.ErrorIs(t, err, cursor.ErrMismatch, "another session cannot use the cursor")
+			_, err = g.Resume("garbage", "session-1")
+			assert.ErrorIs(t, err, cursor.ErrMalformed)
+		})
+	}
 }
 
-func TestADrillDownOverTheHardCapContinuesInCutsInBothModes(t *testing.T) {
+func TestADrillDownOverTheHardCapContinuesInPagesInBothModes(t *testing.T) {
 	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		t.Run(mode, func(t *testing.T) {
 			g, _ := newGuard(t, ctxfit.Config{Mode: mode, Threshold: 300, HardCap: 600})
 			full, _ := json.Marshal(corpus.Booking())
-			req := ctxfit.Request{Endpoint: "get_booking", Fields: "amenities,policies"}
-			var got strings.Builder
-			for _, res := range follow(t, g, req, serve(full, "application/json")) {
-				assert.Equal(t, telemetry.StrategyCut, res.Strategy)
-				var ch struct {
-					Content string `json:"content"`
+			req := ctxfit.Request{Endpoint: "get_booking", Path: "get_booking", Fields: "amenities,policies"}
+			projected, err := summary.ServeDetails(full, req.Fields)
+			require.NoError(t, err)
+			first, err := g.Handle(context.Background(), req, serve(full, "application/json"))
+			require.NoError(t, err)
+			require.True(t, first.Shaped)
+			call := func(cursor string, part int64) ([]byte, error) {
+				next := req
+				next.Cursor, next.Part = cursor, part
+				res, err := g.Handle(context.Background(), next, serve(full, "application/json"))
+				if err == nil {
+					require.LessOrEqual(t, exact.Count(string(res.Body)), 600)
 				}
-				require.NoError(t, json.Unmarshal(res.Body, &ch))
-				got.WriteString(ch.Content)
+				return res.Body, err
 			}
-			var sections map[string]json.RawMessage
-			require.NoError(t, json.Unmarshal([]byte(got.String()), &sections))
-			assert.Len(t, sections, 2, "the cuts put together are exactly the two sections")
+			got, _, err := rebuild.Rebuild(first.Body, call)
+			require.NoError(t, err)
+			assert.Equal(t, string(projected), string(got), "the pages put together are exactly the two sections")
 		})
 	}
 }

@@ -2,6 +2,7 @@ package ctxfit
 
 import (
 	"errors"
+	"unicode/utf8"
 
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
@@ -24,6 +25,9 @@ var (
 	// ErrBadRequest: a ctxfit parameter is malformed (for example a limit
 	// that is not a number).
 	ErrBadRequest = errors.New("ctxfit: bad request parameter")
+	// ErrShapeTimeout: shaping the response took longer than
+	// Config.ShapeTimeout. Nothing was sent; retrying may succeed.
+	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
 )
 
 // Problem describes an error for a client, in the shape of RFC 9457
@@ -88,6 +92,9 @@ func ProblemOf(err error, params Params) Problem {
 	case errors.Is(err, ErrBadRequest):
 		return Problem{Status: 400, Code: "parameter_invalid", Title: "Invalid parameter",
 			Suggestion: "Fix the parameter as the error says and retry."}.with(err)
+	case errors.Is(err, ErrShapeTimeout):
+		return Problem{Status: 503, Code: "shaping_timeout", Title: "Shaping took too long",
+			Suggestion: "Retry the same request in a moment, or narrow it with filters.", RetryAfter: 1}.with(err)
 	case errors.Is(err, ErrStoreUnavailable), errors.Is(err, store.ErrUnavailable):
 		return Problem{Status: 503, Code: "store_unavailable", Title: "Snapshot store unavailable",
 			Suggestion: "Retry the same request in a few seconds.", RetryAfter: 5}.with(err)
@@ -98,6 +105,22 @@ func ProblemOf(err error, params Params) Problem {
 }
 
 func (p Problem) with(err error) Problem {
-	p.Detail = err.Error()
+	p.Detail = shorten(err.Error(), maxDetail)
 	return p
+}
+
+// maxDetail bounds a problem's detail, which may echo input (a fields
+// parameter, the names an object has): a problem document stays small.
+const maxDetail = 600
+
+// shorten cuts s to at most n bytes at a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("… (shortened)")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (shortened)"
 }

@@ -2,6 +2,8 @@ package ctxfit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -20,8 +22,12 @@ type Request struct {
 	// tool name: it selects per-endpoint settings and is the scope cursors
 	// are bound to.
 	Endpoint string
+	// Method is the HTTP method ("" for MCP); cursors are bound to it.
+	Method string
 	// Path is the concrete path of the request ("/api/v1/bookings/BK1"),
-	// used for drill-down links when no template is configured.
+	// or the tool name: cursors are bound to it, so that a cursor continues
+	// only the resource it was issued for, and drill-down links use it when
+	// no template is configured.
 	Path string
 	// Subject binds cursors to a tenant, session or principal; "" for none.
 	Subject string
@@ -31,6 +37,10 @@ type Request struct {
 	Filters json.RawMessage
 	// Cursor continues a paged list or a chunked text; "" for a first request.
 	Cursor string
+	// Part opens a value a shaped response held back: the "ctxfit:part"
+	// number of its placeholder, with Cursor set to that response's
+	// nextCursor or partCursor. Zero means none.
+	Part int64
 	// Limit is the page size asked for; 0 means the default.
 	Limit int
 	// Fields asks for a drill-down: "all" for the whole object (no summary),
@@ -39,6 +49,30 @@ type Request struct {
 	// StartLine and EndLine ask for a line range of a text (1-based,
 	// inclusive); 0 means unset.
 	StartLine, EndLine int
+
+	// resumed is set by Guard.Resume: the cursor is bound to the subject
+	// alone, as an MCP continuation tool receives it.
+	resumed bool
+}
+
+// maxScope bounds the endpoint a cursor carries; longer ones (a concrete
+// path used as the endpoint, say) are carried as a digest.
+const maxScope = 256
+
+// scope is the Endpoint as a cursor carries it.
+func (req *Request) scope() string {
+	if len(req.Endpoint) <= maxScope {
+		return req.Endpoint
+	}
+	sum := sha256.Sum256([]byte(req.Endpoint))
+	return "sha256:" + hex.EncodeToString(sum[:16])
+}
+
+// boundQuery is what a cursor is bound to besides the scope, subject and
+// filters: the method, the concrete path and the order (sealed as one
+// digest, whatever their length).
+func (req *Request) boundQuery() string {
+	return req.Method + "\n" + req.Path + "\n" + req.Order
 }
 
 // Response is a handler's response as the Guard sees it.
@@ -73,6 +107,10 @@ type Result struct {
 	// Next is the cursor that continues the response, "" when none; it is
 	// also inside Body. MCP adapters put it in the result's _meta.
 	Next string
+	// PartCursor is the cursor that opens the values Body holds back (its
+	// placeholders' "ctxfit:part"), "" when it holds none: Next when there
+	// is one, else a cursor of its own, also inside Body as partCursor.
+	PartCursor string
 	// Summary is a one-line description of what Body holds and how to get
 	// more, for the text an MCP client shows the model, e.g. "Showing items
 	// 1-37 of 500 (3,912 tokens; budget 4,000). ...". "" for a pass-through.

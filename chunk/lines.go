@@ -50,19 +50,36 @@ func (e *LineRangeError) Unwrap() error { return ErrLineRange }
 // A start below 1, an end before start, or a start beyond the last line is
 // an error that wraps [ErrLineRange] and is a [*LineRangeError].
 func Lines(text string, start, end int) (ContentChunk, error) {
+	from, to, err := LineSpan(text, start, end)
+	if err != nil {
+		return ContentChunk{}, err
+	}
+	total := start + strings.Count(text[from:], "\n")
+	if len(text) > 0 && text[len(text)-1] == '\n' {
+		total--
+	}
+	md := Metadata{StartLine: start, EndLine: start, TotalLines: total, BytesInChunk: to - from}
+	if to > from {
+		md.EndLine += strings.Count(text[from:to-1], "\n")
+	}
+	return ContentChunk{Content: text[from:to], TotalChunks: 1, Metadata: md}, nil
+}
+
+// LineSpan returns where lines start to end of text are, as [Lines] takes
+// them: text[from:to], with the same errors.
+func LineSpan(text string, start, end int) (from, to int, err error) {
 	if start < 1 || end < start {
-		return ContentChunk{}, &LineRangeError{Start: start, End: end, TotalLines: TotalLines(text)}
+		return 0, 0, &LineRangeError{Start: start, End: end, TotalLines: TotalLines(text)}
 	}
 	// Skip start-1 lines.
-	from := 0
 	for line := 1; line < start; line++ {
 		i := strings.IndexByte(text[from:], '\n')
 		if i < 0 || from+i+1 == len(text) {
-			return ContentChunk{}, &LineRangeError{Start: start, End: end, TotalLines: TotalLines(text)}
+			return 0, 0, &LineRangeError{Start: start, End: end, TotalLines: TotalLines(text)}
 		}
 		from += i + 1
 	}
-	to := from
+	to = from
 	for line := start; line <= end; line++ {
 		i := strings.IndexByte(text[to:], '\n')
 		if i < 0 {
@@ -74,13 +91,5 @@ func Lines(text string, start, end int) (ContentChunk, error) {
 			break
 		}
 	}
-	total := start + strings.Count(text[from:], "\n")
-	if len(text) > 0 && text[len(text)-1] == '\n' {
-		total--
-	}
-	md := Metadata{StartLine: start, EndLine: start, TotalLines: total, BytesInChunk: to - from}
-	if to > from {
-		md.EndLine += strings.Count(text[from:to-1], "\n")
-	}
-	return ContentChunk{Content: text[from:to], TotalChunks: 1, Metadata: md}, nil
+	return from, to, nil
 }

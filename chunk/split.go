@@ -135,9 +135,9 @@ const maxTokenBytes = 128
 
 // splitter cuts one text. It is used by one goroutine.
 type splitter struct {
-	cfg    *config
-	exact  bool // the counter is a *budget.ExactCounter
-	text   string
+	cfg   *config
+	exact bool // the counter is a *budget.ExactCounter
+	text  string
 	// wire is the form in which the text is sent, when it differs (an
 	// escaped JSON string body): boundaries are found in text, tokens are
 	// counted in wire, and toWire maps offsets of text to offsets of wire.

@@ -135,3 +135,21 @@ func FuzzRawJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestEscapeLatin1RoundTripsAnyBytes(t *testing.T) {
+	for _, s := range []string{"", "caf\xe9", "\xff\x00\x80 \"q\" \\", "plain"} {
+		enc := rawjson.EscapeLatin1(nil, []byte(s))
+		require.True(t, json.Valid(append(append([]byte{'"'}, enc...), '"')))
+		assert.Equal(t, []byte(s), rawjson.UnescapeLatin1(enc))
+	}
+	assert.True(t, rawjson.MultiByte([]byte("a é")))
+	assert.False(t, rawjson.MultiByte([]byte("caf\xe9 \xff")))
+}
+
+func TestCanonicalSortsKeysKeepsNumbersAndInvalidBytes(t *testing.T) {
+	got, err := rawjson.Canonical(nil, []byte(" { \"b\" : [1.50, \"\\u0041<\"], \"a\":1, \"a\":2, \"c\":\"\xff\" } "))
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":2,"b":[1.50,"A<"],"c":"\udcff"}`, string(got))
+	_, err = rawjson.Canonical(nil, []byte(`{`))
+	assert.ErrorIs(t, err, rawjson.ErrInvalid)
+}

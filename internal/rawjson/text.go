@@ -248,3 +248,51 @@ func Unescape(body []byte) []byte {
 	}
 	return out
 }
+
+// EscapeLatin1 appends text to dst as the body of a JSON string in which
+// every byte stands for itself as a character, as ISO 8859-1 reads it:
+// bytes 0x80 to 0xff are written as U+0080 to U+00FF, and ASCII as
+// [Escape] writes it. It suits text that is not UTF-8 at all (Latin-1,
+// Windows-1252): each byte costs a character, where Escape spends an
+// escape on each. [UnescapeLatin1] gives the bytes back.
+func EscapeLatin1(dst, text []byte) []byte {
+	for _, c := range text {
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf:
+			dst = append(dst, c)
+		case c >= utf8.RuneSelf:
+			dst = utf8.AppendRune(dst, rune(c))
+		default:
+			dst = appendControl(dst, c)
+		}
+	}
+	return dst
+}
+
+// UnescapeLatin1 returns the bytes a JSON string body written by
+// [EscapeLatin1] stands for: each character is one byte.
+func UnescapeLatin1(body []byte) []byte {
+	text := []rune(string(Unescape(body)))
+	out := make([]byte, len(text))
+	for i, r := range text {
+		out[i] = byte(r)
+	}
+	return out
+}
+
+// MultiByte reports whether text holds a valid UTF-8 sequence of more
+// than one byte.
+func MultiByte(text []byte) bool {
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRune(text[i:])
+		if r != utf8.RuneError || w > 1 {
+			return true
+		}
+		i += w
+	}
+	return false
+}

@@ -1,0 +1,534 @@
+package ctxfit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/mediatype"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
+	"github.com/ctxfit/ctxfit/summary"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// Fetch runs the wrapped handler and returns its response. The Guard calls
+// it at most once per [Guard.Handle], and not at all when a cursor can be
+// served from the store. An error from Fetch is returned by Handle as it is.
+type Fetch func(ctx context.Context) (Response, error)
+
+// Handle answers one request: it serves a cursor from the store (store
+// mode) or calls fetch for the handler's response and shapes it.
+//
+// A response at most the threshold passes through byte for byte. Over it,
+// the response is shaped (see the package documentation for the layouts):
+// a list in pages, an object's bulk array in pages beside an outline of
+// the rest, a record as a summary, any other object as pages of its
+// members, a text or large string in chunks; values too large for a page
+// are held back behind placeholders that a cursor and Request.Part open.
+// Every item, member and string in a shaped response is the original's
+// bytes, and following every cursor and part gives back the whole
+// response byte for byte.
+//
+// No shaped response exceeds the hard cap by exact count. Bad input (a
+// malformed, tampered, expired or foreign cursor, a bad limit, part, line
+// range or field) is an error that [ProblemOf] maps to a 400; a snapshot
+// store that cannot be reached, or shaping past Config.ShapeTimeout, to a
+// 503. A panic while shaping falls back to a byte-bounded cut, recorded as
+// a fallback. Handle never returns the original response over the hard
+// cap.
+func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Result, err error) {
+	start := g.now()
+	e := g.cur.Load()
+	rl := e.rulesFor(req.Endpoint)
+	switch {
+	case req.Part != 0 && req.Cursor == "":
+		err = fmt.Errorf("%w: part needs the cursor of the response whose placeholder names it", ErrBadRequest)
+	case req.Cursor != "" && !rl.disabled:
+		res, err = g.continuation(ctx, e, rl, &req, fetch)
+	default:
+		var resp Response
+		if resp, err = fetch(ctx); err != nil {
+			return Result{}, err // the handler's error, not recorded
+		}
+		res, err = g.first(ctx, e, rl, &req, resp)
+		res.Record.CacheHit = resp.CacheHit
+	}
+	res.Record.RequestID = req.RequestID
+	res.Record.Endpoint = req.Endpoint
+	res.Record.Timestamp = start
+	res.Record.Latency = max(g.since(start), 0)
+	res.Record.HardCap = rl.budget.HardCap
+	if err != nil {
+		var fe fetchError
+		if errors.As(err, &fe) {
+			return Result{}, fe.err
+		}
+		res.Record.Strategy = telemetry.StrategyError
+		res.Record.Outcome = telemetry.OutcomeRejected
+		g.emit(ctx, res.Record)
+		return Result{Record: res.Record}, err
+	}
+	g.emit(ctx, res.Record)
+	return res, nil
+}
+
+// explicit reports whether req asks for a line range or a drill-down,
+// which are answered whatever the response's size.
+func (req *Request) explicit() bool {
+	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != ""
+}
+
+// fetchError marks errors of the handler, which Handle returns unchanged
+// and does not record.
+type fetchError struct{ err error }
+
+func (f fetchError) Error() string { return f.err.Error() }
+
+func (g *Guard) emit(ctx context.Context, rec telemetry.Record) {
+	if g.sink != nil {
+		_ = g.sink.Record(context.WithoutCancel(ctx), rec)
+	}
+}
+
+// passThrough returns the response unchanged; tokens is its token count.
+func passThrough(resp Response, tokens int) Result {
+	n := tokens
+	return Result{
+		Body: resp.Body, ContentType: resp.ContentType, Strategy: telemetry.StrategyPassthrough,
+		Record: telemetry.Record{
+			Strategy: telemetry.StrategyPassthrough, Outcome: telemetry.OutcomePassthrough,
+			TokensBefore: n, TokensAfter: n, EstimatedTokens: n,
+			BytesBefore: len(resp.Body), BytesAfter: len(resp.Body), ResponseBytes: len(resp.Body),
+		},
+	}
+}
+
+// estimatedPassThrough returns the response unchanged without counting it:
+// the record's token counts are the chars/4 estimate, marked as such in its
+// optimization metadata. The guard uses it where no count can change the
+// decision (a response no longer than the threshold in bytes, a bypass), so
+// that pass-through costs next to nothing.
+func (res *Result) estimatedPassThrough(resp Response, outcome string) {
+	*res = passThrough(resp, (len(resp.Body)+3)/4) // budget.Estimator without its margin
+	res.Record.Outcome = outcome
+	res.Record.OptimizationMetadata = estimatedMetadata
+}
+
+// estimatedMetadata marks a record whose token counts are estimates. It is
+// shared: records' OptimizationMetadata is read-only by contract.
+var estimatedMetadata = map[string]any{"tokensEstimated": true}
+
+// bodyKind tells JSON from text.
+type bodyKind int
+
+const (
+	kindOther bodyKind = iota
+	kindJSON
+	kindText
+)
+
+// kindOf tells what a response is: JSON when it is declared or sniffed as
+// JSON and is valid, text when declared as text (or JSON that is not
+// valid) or undeclared, other (media: passed through) otherwise.
+func kindOf(resp Response) bodyKind {
+	switch mediatype.Of(resp.ContentType) {
+	case mediatype.JSON:
+		if rawjson.Valid(resp.Body) {
+			return kindJSON
+		}
+		return kindText
+	case mediatype.Text:
+		return kindText
+	case mediatype.None:
+		if rawjson.Valid(resp.Body) {
+			return kindJSON
+		}
+		return kindText
+	}
+	return kindOther
+}
+
+// first answers a request without a cursor.
+func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, resp Response) (res Result, err error) {
+	switch {
+	case rl.disabled:
+		res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
+		return res, nil
+	case len(resp.Body) <= rl.budget.Threshold && !req.explicit():
+		// n bytes never hold more than n tokens: nothing to count or
+		// shape. This is the common case, filled in place.
+		outcome := telemetry.OutcomePassthrough
+		if mediatype.Of(resp.ContentType) == mediatype.Other {
+			outcome = telemetry.OutcomeBypass
+		}
+		res.estimatedPassThrough(resp, outcome)
+		return res, nil
+	}
+	kind := kindOf(resp)
+	if kind == kindOther {
+		res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
+		return res, nil
+	}
+	s := g.shaper(ctx, e, rl, req, resp.Body)
+	defer s.cancel()
+	if req.StartLine != 0 || req.EndLine != 0 {
+		return s.guard(func() (Result, error) { return s.lines() })
+	}
+	tokens := budget.CountUpTo(e.counter, view(resp.Body), rl.budget.Threshold)
+	s.rec = telemetry.Record{TokensBefore: tokens, BytesBefore: len(resp.Body)}
+	if tokens > rl.budget.Threshold {
+		s.rec.TokensBefore = e.counter.Count(view(resp.Body))
+		g.sample(e, view(resp.Body), s.rec.TokensBefore, &s.rec)
+	}
+	if req.Fields != "" && kind == kindJSON {
+		return s.guard(func() (Result, error) { return s.details() })
+	}
+	if tokens <= rl.budget.Threshold {
+		res := passThrough(resp, tokens)
+		res.Record = withSizes(s.rec, resp.Body, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
+		return res, nil
+	}
+	res, err = s.guard(func() (Result, error) { return s.serveRoot(kind) })
+	if err != nil || !rl.compare {
+		return res, err
+	}
+	// A/B: record what shaping would have sent, send the original.
+	rec := res.Record
+	rec.Compare = true
+	return Result{Body: resp.Body, ContentType: resp.ContentType, Strategy: telemetry.StrategyPassthrough, Record: rec}, nil
+}
+
+// shaper returns the shaping state of a request over data, under the time
+// limit of shaping.
+func (g *Guard) shaper(ctx context.Context, e *engine, rl *rules, req *Request, data []byte) *shaper {
+	sctx, cancel := context.WithTimeout(ctx, time.Duration(e.cfg.ShapeTimeout))
+	return &shaper{ctx: sctx, cancel: cancel, g: g, e: e, rl: rl, req: req, data: data}
+}
+
+// guard runs a strategy, turning a panic into the byte-bounded cut: a
+// smaller, lossless response, recorded as a fallback.
+func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		reason := fmt.Sprintf("panic: %v", p)
+		func() {
+			defer func() {
+				if recover() != nil {
+					res, err = Result{}, fmt.Errorf("ctxfit: shaping failed (%s)", reason)
+				}
+			}()
+			res, err = s.serveCut(ref{kind: contCut, end: int64(len(s.data))})
+		}()
+		if err == nil {
+			res.Record.Outcome = telemetry.OutcomeFallback
+			res.Record.Fallback = reason
+		}
+	}()
+	res, err = run()
+	if errors.Is(err, errTimeout) || errors.Is(err, context.DeadlineExceeded) && s.ctx.Err() != nil {
+		err = ErrShapeTimeout
+	}
+	return res, err
+}
+
+// sample records the estimator's error on a sample of responses when the
+// counter is not exact.
+func (g *Guard) sample(e *engine, body string, estimated int, rec *telemetry.Record) {
+	if g.sampler == nil || !g.sampler.Sample() {
+		return
+	}
+	exact, err := budget.Exact(e.cfg.Encoding)
+	if err != nil {
+		return
+	}
+	re := telemetry.RelativeError(estimated, exact.Count(body))
+	rec.EstimateError = &re
+}
+
+// lines serves the line range a request asks for.
+func (s *shaper) lines() (Result, error) {
+	text := view(s.data)
+	s.rec = telemetry.Record{BytesBefore: len(s.data), TokensBefore: s.e.counter.Count(text)}
+	start, end := s.req.StartLine, s.req.EndLine
+	if start == 0 {
+		start = 1
+	}
+	if end == 0 {
+		end = chunk.TotalLines(text)
+	}
+	from, to, err := chunk.LineSpan(text, start, end)
+	if err != nil {
+		return Result{}, fmt.Errorf("ctxfit: %w", err)
+	}
+	r := ref{kind: contChunk, start: int64(from), end: int64(to), pos: int64(from), form: chunk.FormEscaped,
+		line: int64(start), lines: int64(chunk.TotalLines(text))}
+	res, err := s.serveText(r, layout{})
+	if err == nil && res.Next == "" {
+		res.Summary = fmt.Sprintf("Showing lines %d-%d of %d.", start, start+newlines(s.data[from:max(from, to-1)], chunk.FormEscaped), r.lines)
+	}
+	return res, err
+}
+
+// details serves an explicit drill-down: fields=all, or named fields
+// (dotted paths too) of an object; of a list, the fields of each item.
+func (s *shaper) details() (Result, error) {
+	fields := s.req.Fields
+	out := s.data
+	if fields != summary.FieldsAll {
+		var err error
+		if out, err = project(s.data, fields); err != nil {
+			return Result{}, fmt.Errorf("ctxfit: %w", err)
+		}
+		s.data, s.view = out, "fields="+fields
+	}
+	tokens := budget.CountUpTo(s.e.counter, view(out), s.rl.budget.HardCap)
+	if tokens <= s.rl.budget.HardCap {
+		rec := withSizes(s.rec, out, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
+		return Result{Body: out, ContentType: jsonType, Shaped: fields != summary.FieldsAll, Strategy: telemetry.StrategyPassthrough, Record: rec}, nil
+	}
+	// Asked for explicitly, but over the hard cap: in pages, nothing left
+	// out (no summary).
+	start, end, _ := rawjson.Root(s.data)
+	switch rawjson.KindOf(s.data[start]) {
+	case rawjson.Object:
+		return s.serveSeq(ref{kind: contMembers, end: int64(len(s.data)), pos: int64(rawjson.Space(s.data, start+1))}, layout{})
+	case rawjson.Array:
+		return s.serveSeq(ref{kind: contPage, end: int64(len(s.data)), pos: int64(rawjson.Space(s.data, start+1))}, layout{})
+	}
+	return s.serveValue(start, end)
+}
+
+// project applies a fields parameter: to an object, its fields; to an
+// array, the same fields of each element that is an object.
+func project(data []byte, fields string) ([]byte, error) {
+	start, end, _ := rawjson.Root(data)
+	if data[start] != '[' {
+		return summary.ServeDetails(data[start:end], fields)
+	}
+	out := []byte{'['}
+	it, _ := rawjson.Open(data, start)
+	n := 0
+	for item, ok := it.Next(); ok; item, ok = it.Next() {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		v := data[item.Start:item.End]
+		if v[0] != '{' {
+			out = append(out, v...)
+			continue
+		}
+		p, err := summary.ServeDetails(v, fields)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+	}
+	return append(out, ']'), nil
+}
+
+// continuation serves a request that carries a cursor.
+func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Request, fetch Fetch) (Result, error) {
+	var p cursor.Payload
+	var err error
+	if req.resumed {
+		p, err = e.codec.OpenFor(req.Cursor, req.Subject)
+	} else {
+		p, err = e.codec.Decode(req.Cursor, cursor.Expect{Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters})
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("ctxfit: %w", err)
+	}
+	r, err := refOf(p)
+	if err != nil {
+		return Result{}, fmt.Errorf("ctxfit: %w", err)
+	}
+	var cacheHit *bool
+	data, err := g.load(ctx, e, r, func(ctx context.Context) (Response, error) {
+		resp, err := fetch(ctx)
+		cacheHit = resp.CacheHit
+		return resp, err
+	})
+	if err != nil {
+		return Result{Record: telemetry.Record{CacheHit: cacheHit}}, err
+	}
+	if r.end > int64(len(data)) {
+		return Result{}, fmt.Errorf("ctxfit: %w", errBadRef)
+	}
+	s := g.shaper(ctx, e, rl, req, data)
+	defer s.cancel()
+	s.snap, s.view = &r.snap, r.view
+	// Counting the whole snapshot on every continuation would make
+	// following a large response quadratic: count only far enough to tell
+	// whether it was over the hard cap.
+	s.rec = telemetry.Record{BytesBefore: len(data), TokensBefore: budget.CountUpTo(e.counter, view(data), rl.budget.HardCap), CacheHit: cacheHit}
+	res, err := s.guard(func() (Result, error) {
+		if req.Part != 0 {
+			return s.openPart(req.Part)
+		}
+		switch r.kind {
+		case contPage, contMembers:
+			return s.serveSeq(r, layout{})
+		case contChunk:
+			return s.serveText(r, layout{})
+		case contCut:
+			return s.serveCut(r)
+		}
+		return Result{}, fmt.Errorf("%w: this cursor opens the parts of a response: pass it with part set to a placeholder's \"ctxfit:part\"", ErrBadRequest)
+	})
+	res.Record.CacheHit = cacheHit
+	return res, err
+}
+
+// openPart serves the first response of the value at offset part of the
+// snapshot: a held-back value a placeholder named.
+func (s *shaper) openPart(part int64) (Result, error) {
+	if part <= 0 || part >= int64(len(s.data)) || rawjson.KindOf(s.data[part]) == rawjson.Invalid {
+		return Result{}, errPart(part)
+	}
+	end, ok := rawjson.End(s.data, int(part))
+	if !ok {
+		return Result{}, errPart(part)
+	}
+	return s.serveValue(int(part), end)
+}
+
+// load returns the data a ref leads to: from the store, or (replay mode)
+// from the handler, checked against the fingerprint.
+func (g *Guard) load(ctx context.Context, e *engine, r ref, fetch Fetch) ([]byte, error) {
+	if r.snap.stored {
+		data, ok, err := g.store.Get(ctx, r.snap.id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+		}
+		if !ok {
+			return nil, ErrSnapshotGone
+		}
+		return data, nil
+	}
+	resp, err := fetch(ctx)
+	if err != nil {
+		return nil, fetchError{err}
+	}
+	data := resp.Body
+	if v, ok := strings.CutPrefix(r.view, "fields="); ok {
+		if data, err = project(data, v); err != nil {
+			return nil, ErrDataChanged
+		}
+	}
+	if fingerprint(data) != r.snap.id {
+		return nil, ErrDataChanged
+	}
+	return data, nil
+}
+
+// Resume reads a cursor on its own, as an MCP continuation tool receives
+// it, and returns the [Request] it continues: Endpoint (the tool name) as
+// sealed in the cursor, Subject, and Cursor; in replay mode also Filters,
+// the tool's arguments, when the cursor carries them. The cursor must
+// verify, be unexpired, and have been issued for subject (the caller's MCP
+// session or principal; "" for none); it is then not checked against
+// Order or Filters. Pass the Request to [Guard.Handle] with a Fetch that
+// runs the tool named by Endpoint with the arguments in Filters (replay
+// mode calls it).
+func (g *Guard) Resume(token, subject string) (Request, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return g.ResumeContext(ctx, token, subject)
+}
+
+// ResumeContext is [Guard.Resume] with a context, for reading arguments
+// that a replay-mode cursor keeps in the store.
+func (g *Guard) ResumeContext(ctx context.Context, token, subject string) (Request, error) {
+	e := g.cur.Load()
+	p, err := e.codec.OpenFor(token, subject)
+	if err != nil {
+		return Request{}, fmt.Errorf("ctxfit: %w", err)
+	}
+	r, err := refOf(p)
+	if err != nil {
+		return Request{}, fmt.Errorf("ctxfit: %w", err)
+	}
+	req := Request{Endpoint: p.Scope, Path: p.Scope, Subject: subject, Cursor: token, resumed: true}
+	if len(r.args) > 1 {
+		switch r.args[0] {
+		case argsInline:
+			req.Filters = r.args[1:]
+		case argsStored:
+			args, ok, err := g.store.Get(ctx, string(r.args[1:]))
+			if err != nil {
+				return Request{}, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+			}
+			if !ok {
+				return Request{}, ErrSnapshotGone
+			}
+			req.Filters = args
+		}
+	}
+	return req, nil
+}
+
+// serveCut is the last resort: a byte-bounded slice of the data from
+// r.pos, with a continuation cursor. It counts no tokens: a tiktoken token
+// is at least one byte, so a response of at most HardCap bytes holds at
+// most HardCap tokens.
+func (s *shaper) serveCut(r ref) (Result, error) {
+	size := max(s.rl.budget.HardCap-cutEnvelopeBytes, 16)
+	start := int(r.pos)
+	end := start
+	n := 0
+	for end < int(r.end) {
+		_, w := utf8.DecodeRune(s.data[end:r.end])
+		l := rawjson.EscapedLen(s.data[end : end+w])
+		if n+l > size && end > start {
+			break
+		}
+		n += l
+		end += w
+	}
+	var next string
+	if end < int(r.end) {
+		nr := r
+		nr.pos, nr.index = int64(end), r.index+1
+		var err error
+		if next, err = s.cursorFor(nr); err != nil {
+			return Result{}, err
+		}
+	}
+	out := []byte(`{"content":"`)
+	out, _ = rawjson.Escape(out, s.data[start:end])
+	out = append(out, `","chunkIndex":`...)
+	out = strconv.AppendInt(out, r.index, 10)
+	out = append(out, ',')
+	out = appendCursor(out, "nextCursor", next)
+	out = append(out, `,"metadata":{"offset":`...)
+	out = strconv.AppendInt(out, int64(start), 10)
+	out = append(out, `,"bytesInChunk":`...)
+	out = strconv.AppendInt(out, int64(end-start), 10)
+	if !utf8.Valid(s.data[start:end]) {
+		out = append(out, `,"encoding":"utf-8+surrogateescape"`...)
+	}
+	out = append(out, "}}"...)
+	out, tokens := withBudget(out, s.e.counter, s.rl.budget)
+	rec := withSizes(s.rec, out, min(len(out), tokens), telemetry.StrategyCut, telemetry.OutcomeShaped)
+	rec.ChunkingUsed = true
+	return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategyCut, Next: next, Record: rec,
+		Summary: fmt.Sprintf("Showing bytes %d-%d of %d (cut by size).", start+1, end, len(s.data))}, nil
+}
+
+// cutEnvelopeBytes bounds the bytes a cut's envelope adds to its content:
+// field names, numbers, the cursor and the budget metadata.
+const cutEnvelopeBytes = 600
+
+var _ = bytes.Equal

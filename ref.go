@@ -1,0 +1,159 @@
+package ctxfit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/cursor"
+)
+
+// contKind is what a continuation continues. The values are the cursor
+// Kinds the guard seals.
+type contKind = cursor.Kind
+
+const (
+	// contPage: the elements of an array, from pos.
+	contPage = cursor.KindPage
+	// contChunk: a text (a text body, a JSON string's body, the raw bytes
+	// of a scalar), from pos.
+	contChunk = cursor.KindChunk
+	// contMembers: the members of an object, from pos.
+	contMembers cursor.Kind = 3
+	// contParts: opens the parts (held-back values) of a response; it
+	// continues nothing itself.
+	contParts cursor.Kind = 4
+	// contCut: the last-resort byte cut of a snapshot, from pos.
+	contCut cursor.Kind = 5
+)
+
+// snapRef says where a continuation finds its data: a snapshot in the
+// store (store mode) or the handler's response, checked against a
+// fingerprint (replay mode).
+type snapRef struct {
+	stored bool
+	id     string // store ID, or base64url fingerprint
+}
+
+func (s snapRef) String() string {
+	if s.stored {
+		return "s" + s.id
+	}
+	return "f" + s.id
+}
+
+func parseSnapRef(v string) (snapRef, bool) {
+	if len(v) < 2 {
+		return snapRef{}, false
+	}
+	switch v[0] {
+	case 's':
+		return snapRef{stored: true, id: v[1:]}, true
+	case 'f':
+		return snapRef{id: v[1:]}, true
+	}
+	return snapRef{}, false
+}
+
+// ref is where a cursor leads: which data, which value in it, and where in
+// that value to go on. It is sealed into a cursor (see [ref.payload]) and
+// read back from one ([refOf]); nothing else encodes it.
+type ref struct {
+	kind contKind
+	snap snapRef
+	// start and end delimit the value being continued in the snapshot: an
+	// array or object with its brackets, a JSON string's body without its
+	// quotes, a text.
+	start, end int64
+	// pos is where the next page or chunk starts, within [start, end].
+	pos int64
+	// offset is the number of the next element or member, or for a text
+	// the offset of pos from start; index is the number of the next page
+	// or chunk; total is the number of elements, members or chunks.
+	offset, index, total int64
+	// For texts: form is how the text is sent, textKind the kind of text
+	// (so a continuation cuts it as the first response did), line the
+	// number of the line pos is on, lines the number of lines.
+	form        chunk.Form
+	textKind    chunk.Kind
+	line, lines int64
+	// view, in replay mode only, is the drill-down the snapshot was made
+	// from ("fields=..."); "" for the response itself.
+	view string
+	// args, in replay mode only, are the tool arguments a continuation
+	// must run the tool with, when the caller carries them in the cursor.
+	args []byte
+}
+
+// maxCarried bounds what a cursor carries of a view or of tool arguments,
+// so that no cursor grows with a request's parameters.
+const maxCarried = 1024
+
+// payload seals r for req.
+func (r *ref) payload(req *Request) cursor.Payload {
+	var d []byte
+	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines} {
+		d = binary.AppendUvarint(d, uint64(v))
+	}
+	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args} {
+		d = binary.AppendUvarint(d, uint64(len(s)))
+		d = append(d, s...)
+	}
+	return cursor.Payload{
+		Kind: r.kind, Offset: r.offset, Index: r.index,
+		Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters,
+		Snapshot: r.snap.String(), Data: d,
+	}
+}
+
+var errBadRef = fmt.Errorf("%w (it does not lead to data this server keeps)", cursor.ErrInvalid)
+
+// refOf reads the ref a cursor's payload holds.
+func refOf(p cursor.Payload) (ref, error) {
+	r := ref{kind: p.Kind, offset: p.Offset, index: p.Index}
+	snap, ok := parseSnapRef(p.Snapshot)
+	if !ok {
+		return ref{}, errBadRef
+	}
+	r.snap = snap
+	d := p.Data
+	var nums [7]int64
+	for i := range nums {
+		v, n := binary.Uvarint(d)
+		if n <= 0 || v > 1<<62 {
+			return ref{}, errBadRef
+		}
+		nums[i], d = int64(v), d[n:]
+	}
+	var strs [3][]byte
+	for i := range strs {
+		v, n := binary.Uvarint(d)
+		if n <= 0 || v > uint64(len(d)-n) {
+			return ref{}, errBadRef
+		}
+		strs[i], d = d[n:n+int(v)], d[n+int(v):]
+	}
+	if len(d) != 0 {
+		return ref{}, errBadRef
+	}
+	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
+	r.form, r.line, r.lines = chunk.Form(nums[4]), nums[5], nums[6]
+	r.textKind, r.view = chunk.Kind(strs[0]), string(strs[1])
+	if len(strs[2]) > 0 {
+		r.args = strs[2]
+	}
+	if r.start < 0 || r.start > r.end || r.pos < r.start || r.pos > r.end {
+		return ref{}, errBadRef
+	}
+	switch r.kind {
+	case contPage, contChunk, contMembers, contParts, contCut:
+	default:
+		return ref{}, errBadRef
+	}
+	return r, nil
+}
+
+// errCarried is returned when a drill-down or tool arguments are too large
+// to travel in a replay-mode cursor.
+var errCarried = errors.New("ctxfit: too large to continue in replay mode")

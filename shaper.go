@@ -1,0 +1,289 @@
+package ctxfit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
+	"github.com/ctxfit/ctxfit/store"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// shaper is the state of one request's shaping: what every strategy
+// shares. It is used by one goroutine.
+type shaper struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	g      *Guard
+	e      *engine
+	rl     *rules
+	req    *Request
+	data   []byte // the snapshot: the response body, or the view it was shaped from
+	view   string // in replay mode, the drill-down data was made from; "" for the body
+	snap   *snapRef
+	rec    telemetry.Record
+}
+
+// Budget constants of shaped responses.
+const (
+	// minPageTokens is the smallest budget a page's content gets, whatever
+	// the threshold.
+	minPageTokens = 200
+	// MinHardCap is the smallest hard cap a Config may set: a page with
+	// its cursors and budget fields, and an error document, need room.
+	MinHardCap = 500
+)
+
+// errOverCap is what a strategy's finish returns when what it built is
+// over the hard cap by exact count; the strategy then builds less.
+var errOverCap = errors.New("ctxfit: over the hard cap")
+
+// errTimeout is returned when shaping runs past Config.ShapeTimeout.
+var errTimeout = errors.New("ctxfit: shaping took longer than the time limit")
+
+func (s *shaper) counter() budget.Counter { return s.e.counter }
+
+// count returns the exact count of b, or a number over limit when it is
+// over limit (counting stops there).
+func (s *shaper) count(b []byte, limit int) int {
+	return budget.CountUpTo(s.e.counter, view(b), limit)
+}
+
+// view is b as a string without a copy, for counting: b is not modified
+// while the string is in use.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// alive reports the context's error, if any: every loop checks it.
+func (s *shaper) alive() error {
+	if err := s.ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errTimeout
+		}
+		return err
+	}
+	return nil
+}
+
+// pageBudget is the token budget of a page's content: the threshold less
+// room for the envelope.
+func (s *shaper) pageBudget(envelope int) int {
+	return max(s.rl.budget.Threshold-envelope, minPageTokens)
+}
+
+// keep makes the snapshot continuations find: a store entry (store mode)
+// or a fingerprint of the response (replay mode). It runs once, when a
+// first cursor is issued.
+func (s *shaper) keep() (snapRef, error) {
+	if s.snap != nil {
+		return *s.snap, nil
+	}
+	var ref snapRef
+	if s.e.cfg.Mode == ModeReplay {
+		ref = snapRef{id: fingerprint(s.data)}
+	} else {
+		id := store.IDOf(s.data) // identical snapshots share one entry
+		err := s.g.store.Put(s.ctx, id, s.data, time.Duration(s.e.cfg.CursorTTL))
+		switch {
+		case errors.Is(err, store.ErrTooLarge):
+			ref = snapRef{id: fingerprint(s.data)} // cannot keep it: replay this one
+		case err != nil:
+			return snapRef{}, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+		default:
+			ref = snapRef{stored: true, id: id}
+		}
+	}
+	if !ref.stored && s.view != "" && len(s.view) > maxCarried {
+		return snapRef{}, fmt.Errorf("%w: the fields parameter is longer than %d bytes; name fewer fields", ErrBadRequest, maxCarried)
+	}
+	s.snap = &ref
+	return ref, nil
+}
+
+func fingerprint(body []byte) string {
+	sum := sha256.Sum256(body)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// cursorFor seals r into a cursor for this request.
+func (s *shaper) cursorFor(r ref) (string, error) {
+	snap, err := s.keep()
+	if err != nil {
+		return "", err
+	}
+	r.snap = snap
+	if !snap.stored {
+		r.view = s.view
+		if r.args, err = s.carry(s.req.Filters); err != nil {
+			return "", err
+		}
+	}
+	tok, err := s.e.codec.Encode(r.payload(s.req))
+	if err != nil {
+		return "", fmt.Errorf("ctxfit: issuing a cursor: %w", err)
+	}
+	return tok, nil
+}
+
+// carry returns what a replay-mode cursor carries of the request's
+// filters (an MCP tool's arguments), so that a continuation can run the
+// tool again: the canonical filters themselves when they are small, else
+// the ID under which they are kept in the store.
+func (s *shaper) carry(filters []byte) ([]byte, error) {
+	if len(filters) == 0 {
+		return nil, nil
+	}
+	if len(filters) <= maxCarried {
+		return append([]byte{argsInline}, filters...), nil
+	}
+	id := store.IDOf(filters)
+	if err := s.g.store.Put(s.ctx, id, filters, time.Duration(s.e.cfg.CursorTTL)); err != nil {
+		return nil, fmt.Errorf("%w: the arguments (%d bytes) are too large to travel in a cursor and the store cannot keep them (%w); in replay mode large arguments need a store: set Config.Mode to store", ErrStoreUnavailable, len(filters), err)
+	}
+	return append([]byte{argsStored}, id...), nil
+}
+
+// How a cursor carries arguments: the first byte says.
+const (
+	argsInline byte = 1
+	argsStored byte = 2
+)
+
+// finish adds the budget fields to a shaped body and counts it exactly;
+// errOverCap when it is over the hard cap.
+func (s *shaper) finish(out []byte, strategy string) (Result, error) {
+	out, tokens := withBudget(out, s.e.counter, s.rl.budget)
+	if tokens > s.rl.budget.HardCap {
+		return Result{}, errOverCap
+	}
+	rec := withSizes(s.rec, out, tokens, strategy, telemetry.OutcomeShaped)
+	if rec.TokensBefore > s.rl.budget.HardCap {
+		rec.Outcome = telemetry.OutcomeOversize
+	}
+	switch strategy {
+	case telemetry.StrategyPagination:
+		rec.PaginationUsed = true
+	case telemetry.StrategySummary:
+		rec.SummarizationUsed = true
+	case telemetry.StrategyChunking, telemetry.StrategyCut:
+		rec.ChunkingUsed = true
+	}
+	return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: strategy, Record: rec}, nil
+}
+
+const jsonType = "application/json"
+
+func withSizes(rec telemetry.Record, body []byte, tokens int, strategy, outcome string) telemetry.Record {
+	rec.TokensAfter, rec.EstimatedTokens = tokens, tokens
+	rec.BytesAfter, rec.ResponseBytes = len(body), len(body)
+	rec.Strategy, rec.Outcome = strategy, outcome
+	rec.ReductionPercent = telemetry.ReductionPercent(rec.TokensBefore, tokens)
+	return rec
+}
+
+// withBudget adds estimatedTokens, budgetUsed and budgetRemaining to the
+// last object of a shaped response (its meta or metadata), and returns the
+// response with its exact count. estimatedTokens is that count: the whole
+// response's, the three fields included.
+func withBudget(out []byte, c budget.Counter, b budget.Budget) ([]byte, int) {
+	end := bytes.LastIndexByte(out, '}')
+	if end < 0 {
+		return out, c.Count(string(out))
+	}
+	at := end
+	if prev := bytes.LastIndexByte(out[:end], '}'); prev >= 0 && len(bytes.TrimSpace(out[prev+1:end])) == 0 {
+		at = prev // the response ends with its meta object: add the fields there
+	}
+	// The fields count themselves: guess the total from the parts, then
+	// count the whole; a guess off by the merges at the seam takes another
+	// round. budgetUsed has a fixed width, so only a number gaining a digit
+	// can move the count again; should no count describe itself, the
+	// metadata is off by a token and n is still the response's exact count.
+	n := c.Count(string(out))
+	n += c.Count(budgetFields(b.Usage(n)))
+	res := make([]byte, 0, len(out)+96)
+	for range 4 {
+		res = append(res[:0], out[:at]...)
+		res = append(res, budgetFields(b.Usage(n))...)
+		res = append(res, out[at:]...)
+		got := c.Count(string(res))
+		if got == n {
+			break
+		}
+		n = got
+	}
+	return res, n
+}
+
+func budgetFields(u budget.Usage) string {
+	return `,"estimatedTokens":` + strconv.Itoa(u.EstimatedTokens) + `,"budgetUsed":` +
+		strconv.FormatFloat(u.BudgetUsed, 'f', 3, 64) + `,"budgetRemaining":` + strconv.Itoa(u.BudgetRemaining)
+}
+
+// placeholder is what stands in a shaped response for a value held back:
+// a small object of ctxfit's own, whose "ctxfit:part" is the value's
+// offset in the snapshot, to pass as the part parameter with the
+// response's cursor.
+func (s *shaper) appendPlaceholder(dst []byte, start, end int) []byte {
+	v := s.data[start:end]
+	dst = append(dst, `{"ctxfit:part":`...)
+	dst = strconv.AppendInt(dst, int64(start), 10)
+	dst = append(dst, `,"kind":"`...)
+	dst = append(dst, rawjson.KindOf(v[0]).String()...)
+	dst = append(dst, '"')
+	switch rawjson.KindOf(v[0]) {
+	case rawjson.Array:
+		dst = append(dst, `,"items":`...)
+		dst = strconv.AppendInt(dst, int64(items(v)), 10)
+	case rawjson.Object:
+		dst = append(dst, `,"members":`...)
+		dst = strconv.AppendInt(dst, int64(items(v)), 10)
+	}
+	dst = append(dst, `,"bytes":`...)
+	dst = strconv.AppendInt(dst, int64(len(v)), 10)
+	return append(dst, '}')
+}
+
+// items counts the elements or members of the valid container v.
+func items(v []byte) int {
+	return countFrom(v, rawjson.Space(v, 1), v[0] == '{')
+}
+
+// partCursor is the cursor that opens the parts of a response which has
+// no next cursor.
+func (s *shaper) partCursor() (string, error) {
+	return s.cursorFor(ref{kind: contParts, end: int64(len(s.data))})
+}
+
+// appendKey appends a JSON member name and colon.
+func appendKey(dst []byte, key string) []byte {
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	return append(dst, '"', ':')
+}
+
+// appendCursor appends "name":"cursor" or "name":null.
+func appendCursor(dst []byte, name, tok string) []byte {
+	dst = appendKey(dst, name)
+	if tok == "" {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '"')
+	dst = append(dst, tok...)
+	return append(dst, '"')
+}
+
+// errNotFound is the error of a part that names no value.
+func errPart(part int64) error {
+	return fmt.Errorf("%w: part %d is not a value of this response; pass the \"ctxfit:part\" number of a placeholder unchanged", ErrBadRequest, part)
+}
+
+var _ = cursor.ErrInvalid

@@ -1,0 +1,273 @@
+package ctxfit
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// A text is served in chunks, the seed's ContentChunk:
+//
+//	{"content":"...","chunkIndex":0,"totalChunks":3,"nextCursor":"..."|null,
+//	 "metadata":{"startLine":1,"endLine":40,"totalLines":120,"bytesInChunk":8012,"offset":0,...}}
+//
+// A text body, or the raw bytes of a huge scalar, is cut at semantic
+// boundaries and sent escaped (chunk.FormEscaped): content decodes to the
+// chunk's bytes exactly. A chunk that is not valid UTF-8 says how its
+// bytes are written in metadata.encoding: "latin1" when it holds no UTF-8
+// sequence at all (each byte is the character U+0000 to U+00FF), else
+// "utf-8+surrogateescape" (each byte that is not valid UTF-8 is the escape
+// \udc80 to \udcff). A
+// JSON string's body is sent as it is in the data (chunk.FormJSONString):
+// content holds the original escapes, lone surrogates included, and
+// metadata.form says "json-string". metadata.offset is where the chunk
+// starts in the text; the chunks, in order, are the text.
+
+// serveText serves the chunk of the text r continues: s.data[r.start:r.end]
+// in form r.form, from r.pos.
+func (s *shaper) serveText(r ref, lay layout) (Result, error) {
+	limit := s.rl.chunkTokens
+	if lay.outline != nil {
+		limit = max(min(limit, s.pageBudget(300+s.count(lay.outline, s.rl.budget.HardCap))), chunk.MinMaxTokens)
+	}
+	for {
+		span, r2, err := s.cut(r, limit)
+		if err != nil {
+			return Result{}, err
+		}
+		res, err := s.textResult(r2, lay, span)
+		if err == errOverCap && limit > chunk.MinMaxTokens {
+			limit = max(limit/2, chunk.MinMaxTokens)
+			continue
+		}
+		return res, err
+	}
+}
+
+// cut finds the chunk at r.pos with limit tokens. On the first chunk it
+// plans the whole text to count the chunks and lines, and fills them into
+// the ref it returns.
+func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
+	text := s.data[r.start:r.end]
+	at := int(r.pos - r.start)
+	if at == 0 && r.index == 0 {
+		c, err := chunk.NewCutter(view(text), r.form, &chunk.Options{Counter: s.counter(), MaxTokens: limit})
+		if err != nil {
+			return chunk.Span{}, r, err
+		}
+		r.textKind = c.Kind()
+		var first chunk.Span
+		n := 0
+		for p := 0; p < len(text) || n == 0; n++ {
+			if err := s.alive(); err != nil {
+				return chunk.Span{}, r, err
+			}
+			if len(text) == 0 {
+				n++
+				break
+			}
+			sp, err := c.Next(p)
+			if err != nil {
+				return chunk.Span{}, r, err
+			}
+			if n == 0 {
+				first = sp
+			}
+			p = sp.End
+		}
+		r.total = int64(n)
+		if r.line == 0 {
+			r.line = 1
+		}
+		if r.lines == 0 {
+			r.lines = int64(lineCount(text, r.form))
+		}
+		return first, r, nil
+	}
+	from, to := chunk.Window(len(text), at, limit)
+	c, err := chunk.NewCutter(view(text[from:to]), r.form, &chunk.Options{Counter: s.counter(), MaxTokens: limit, Kind: r.textKind})
+	if err != nil {
+		return chunk.Span{}, r, err
+	}
+	if at >= len(text) {
+		return chunk.Span{Start: at, End: at}, r, nil
+	}
+	sp, err := c.Next(at - from)
+	if err != nil {
+		return chunk.Span{}, r, err
+	}
+	sp.Start, sp.End = sp.Start+from, sp.End+from
+	return sp, r, nil
+}
+
+// textResult writes the envelope of the chunk span (offsets of the text)
+// of the text r continues.
+func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) {
+	text := s.data[r.start:r.end]
+	piece := text[span.Start:span.End]
+	var next string
+	total := r.total
+	if span.End < len(text) {
+		nr := r
+		nr.pos = r.start + int64(span.End)
+		nr.offset = int64(span.End)
+		nr.index = r.index + 1
+		nr.line = r.line + int64(newlines(piece, r.form))
+		nr.total = max(total, r.index+2)
+		var err error
+		if next, err = s.cursorFor(nr); err != nil {
+			return Result{}, err
+		}
+		total = nr.total
+	} else {
+		total = r.index + 1
+	}
+	var parts string
+	if lay.parts && next == "" {
+		var err error
+		if parts, err = s.partCursor(); err != nil {
+			return Result{}, err
+		}
+	}
+	out := make([]byte, 0, len(piece)+512)
+	out = append(out, '{')
+	if lay.outline != nil {
+		out = appendKey(out, "outline")
+		out = append(out, lay.outline...)
+		out = append(out, ',')
+	}
+	out = append(out, `"content":"`...)
+	encoding := ""
+	switch {
+	case r.form == chunk.FormJSONString:
+		out = append(out, piece...)
+	case utf8.Valid(piece):
+		out, _ = rawjson.Escape(out, piece)
+	case !rawjson.MultiByte(piece):
+		encoding = "latin1" // not UTF-8 at all: a character per byte
+		out = rawjson.EscapeLatin1(out, piece)
+	default:
+		encoding = "utf-8+surrogateescape"
+		out, _ = rawjson.Escape(out, piece)
+	}
+	out = append(out, `","chunkIndex":`...)
+	out = strconv.AppendInt(out, r.index, 10)
+	out = append(out, `,"totalChunks":`...)
+	out = strconv.AppendInt(out, total, 10)
+	out = append(out, ',')
+	out = appendCursor(out, "nextCursor", next)
+	if parts != "" {
+		out = append(out, ',')
+		out = appendCursor(out, "partCursor", parts)
+	}
+	endLine := r.line
+	if len(piece) > 0 {
+		endLine += int64(newlines(piece[:len(piece)-1], r.form))
+	}
+	out = append(out, `,"metadata":{"startLine":`...)
+	out = strconv.AppendInt(out, r.line, 10)
+	out = append(out, `,"endLine":`...)
+	out = strconv.AppendInt(out, endLine, 10)
+	out = append(out, `,"totalLines":`...)
+	out = strconv.AppendInt(out, r.lines, 10)
+	out = append(out, `,"bytesInChunk":`...)
+	out = strconv.AppendInt(out, int64(len(piece)), 10)
+	out = append(out, `,"offset":`...)
+	out = strconv.AppendInt(out, int64(span.Start), 10)
+	if lay.path != "" {
+		out = append(out, `,"path":`...)
+		out = rawjson.AppendQuoted(out, lay.path)
+	}
+	if lay.outline != nil {
+		out = append(out, `,"part":`...)
+		out = strconv.AppendInt(out, r.start-1, 10) // the string's opening quote
+	}
+	if encoding != "" {
+		out = append(out, `,"encoding":"`...)
+		out = append(out, encoding...)
+		out = append(out, '"')
+	}
+	if r.form == chunk.FormJSONString {
+		out = append(out, `,"form":"json-string"`...)
+	}
+	if r.form == chunk.FormJSONString && s.isRootString(r) {
+		// White space around a JSON string at the root.
+		if lead := s.data[:r.start]; r.index == 0 && string(lead) != `"` {
+			out = append(out, `,"lead":`...)
+			out = rawjson.AppendQuoted(out, string(lead))
+		}
+		if tail := s.data[r.end:]; next == "" && string(tail) != `"` {
+			out = append(out, `,"tail":`...)
+			out = rawjson.AppendQuoted(out, string(tail))
+		}
+	}
+	out = append(out, "}}"...)
+	res, err := s.finish(out, telemetry.StrategyChunking)
+	if err != nil {
+		return res, err
+	}
+	res.Next = next
+	if lay.parts {
+		res.PartCursor = cmpOr(parts, next)
+	}
+	res.Record.OptimizationMetadata = map[string]any{"chunkIndex": r.index, "totalChunks": total}
+	what := "chunk"
+	if lay.path != "" {
+		what = lay.path + " chunk"
+	}
+	res.Summary = fmt.Sprintf("Showing %s %d of %d (lines %s-%s of %s; %s tokens; budget %s).", what, r.index+1, total,
+		thousands(int(r.line)), thousands(int(endLine)), thousands(int(r.lines)), thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
+	return res, nil
+}
+
+// isRootString reports whether the JSON string body r continues is the
+// whole response, a JSON string with white space around it.
+func (s *shaper) isRootString(r ref) bool {
+	return r.start == int64(rawjson.Space(s.data, 0))+1 && rawjson.Space(s.data, int(r.end)+1) == len(s.data)
+}
+
+// lineCount is the number of lines of a text (see chunk.Metadata).
+func lineCount(text []byte, form chunk.Form) int {
+	n, last := lineFeeds(text, form)
+	if len(text) == 0 || !last {
+		n++
+	}
+	return n
+}
+
+// newlines counts the line feeds of a text: bytes, or escapes of a JSON
+// string body.
+func newlines(text []byte, form chunk.Form) int {
+	n, _ := lineFeeds(text, form)
+	return n
+}
+
+// lineFeeds counts the line feeds of a text, and tells whether it ends
+// with one.
+func lineFeeds(text []byte, form chunk.Form) (n int, last bool) {
+	if form != chunk.FormJSONString {
+		return bytes.Count(text, []byte{'\n'}), len(text) > 0 && text[len(text)-1] == '\n'
+	}
+	for i := 0; i < len(text); i++ {
+		last = false
+		if text[i] != '\\' || i+1 >= len(text) {
+			continue
+		}
+		switch text[i+1] {
+		case 'n':
+			n, last = n+1, true
+		case 'u':
+			if i+5 < len(text) && string(text[i+2:i+5]) == "000" && (text[i+5] == 'a' || text[i+5] == 'A') {
+				n, last = n+1, true
+			}
+			i += 4
+		}
+		i++
+	}
+	return n, last
+}
