@@ -95,13 +95,14 @@ type Config struct {
 }
 
 // Params names the request parameters the guard reads. Empty names mean the
-// defaults: cursor, limit, fields, startLine, endLine.
+// defaults: cursor, limit, fields, startLine, endLine, part.
 type Params struct {
 	Cursor    string `json:"cursor,omitempty" yaml:"cursor,omitempty"`
 	Limit     string `json:"limit,omitempty" yaml:"limit,omitempty"`
 	Fields    string `json:"fields,omitempty" yaml:"fields,omitempty"`
 	StartLine string `json:"startLine,omitempty" yaml:"startLine,omitempty"`
 	EndLine   string `json:"endLine,omitempty" yaml:"endLine,omitempty"`
+	Part      string `json:"part,omitempty" yaml:"part,omitempty"`
 }
 
 // Endpoint overrides the settings for one route pattern or tool. Zero
@@ -191,7 +192,7 @@ func (c Config) Validate() error {
 	if c.HardCap != 0 && c.HardCap < c.threshold() {
 		msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= threshold %d", c.HardCap, c.threshold()))
 	}
-	if hc := c.hardCap(); hc < MinHardCap {
+	if hc := c.hardCap(); hc < MinHardCap && hc >= c.threshold() {
 		msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= %d (a page's cursors and budget fields, and an error document, need room)", hc, MinHardCap))
 	}
 	if c.PageSize > c.maxPageSize() {

@@ -182,6 +182,7 @@ func resolved(c Config) Config {
 	c.Params.Fields = cmp.Or(c.Params.Fields, "fields")
 	c.Params.StartLine = cmp.Or(c.Params.StartLine, "startLine")
 	c.Params.EndLine = cmp.Or(c.Params.EndLine, "endLine")
+	c.Params.Part = cmp.Or(c.Params.Part, "part")
 	return c
 }
 

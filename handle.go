@@ -50,7 +50,7 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 	rl := e.rulesFor(req.Endpoint)
 	switch {
 	case req.Part != 0 && req.Cursor == "":
-		err = fmt.Errorf("%w: part needs the cursor of the response whose placeholder names it", ErrBadRequest)
+		err = fmt.Errorf("%w: part needs the cursor of the response whose placeholder names it", ErrPart)
 	case req.Cursor != "" && !rl.disabled:
 		res, err = g.continuation(ctx, e, rl, &req, fetch)
 	default:
@@ -179,31 +179,40 @@ func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, r
 	}
 	s := g.shaper(ctx, e, rl, req, resp.Body)
 	defer s.cancel()
-	if req.StartLine != 0 || req.EndLine != 0 {
-		return s.guard(func() (Result, error) { return s.lines() })
+	res, err = s.guard(func() (Result, error) { return s.first(kind) })
+	if err == nil && !res.Shaped {
+		res.ContentType = resp.ContentType
 	}
-	tokens := budget.CountUpTo(e.counter, view(resp.Body), rl.budget.Threshold)
-	s.rec = telemetry.Record{TokensBefore: tokens, BytesBefore: len(resp.Body)}
-	if tokens > rl.budget.Threshold {
-		s.rec.TokensBefore = e.counter.Count(view(resp.Body))
-		g.sample(e, view(resp.Body), s.rec.TokensBefore, &s.rec)
-	}
-	if req.Fields != "" && kind == kindJSON {
-		return s.guard(func() (Result, error) { return s.details() })
-	}
-	if tokens <= rl.budget.Threshold {
-		res := passThrough(resp, tokens)
-		res.Record = withSizes(s.rec, resp.Body, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
-		return res, nil
-	}
-	res, err = s.guard(func() (Result, error) { return s.serveRoot(kind) })
-	if err != nil || !rl.compare {
+	if err != nil || !rl.compare || !res.Shaped {
 		return res, err
 	}
 	// A/B: record what shaping would have sent, send the original.
 	rec := res.Record
 	rec.Compare = true
 	return Result{Body: resp.Body, ContentType: resp.ContentType, Strategy: telemetry.StrategyPassthrough, Record: rec}, nil
+}
+
+// first shapes a response without a cursor that may need it.
+func (s *shaper) first(kind bodyKind) (Result, error) {
+	req, rl, e := s.req, s.rl, s.e
+	if req.StartLine != 0 || req.EndLine != 0 {
+		return s.lines()
+	}
+	tokens := budget.CountUpTo(e.counter, view(s.data), rl.budget.Threshold)
+	s.rec = telemetry.Record{TokensBefore: tokens, BytesBefore: len(s.data)}
+	if tokens > rl.budget.Threshold {
+		s.rec.TokensBefore = e.counter.Count(view(s.data))
+		s.g.sample(e, view(s.data), s.rec.TokensBefore, &s.rec)
+	}
+	if req.Fields != "" && kind == kindJSON {
+		return s.details()
+	}
+	if tokens <= rl.budget.Threshold {
+		res := passThrough(Response{Body: s.data}, tokens)
+		res.Record = withSizes(s.rec, s.data, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
+		return res, nil
+	}
+	return s.serveRoot(kind)
 }
 
 // shaper returns the shaping state of a request over data, under the time
@@ -222,6 +231,7 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 			return
 		}
 		reason := fmt.Sprintf("panic: %v", p)
+		s.fallback = true
 		func() {
 			defer func() {
 				if recover() != nil {
@@ -313,8 +323,12 @@ func (s *shaper) details() (Result, error) {
 // array, the same fields of each element that is an object.
 func project(data []byte, fields string) ([]byte, error) {
 	start, end, _ := rawjson.Root(data)
-	if data[start] != '[' {
+	switch data[start] {
+	case '{':
 		return summary.ServeDetails(data[start:end], fields)
+	case '[':
+	default:
+		return nil, fmt.Errorf("%w: fields names fields of an object or of a list's objects; this response is a JSON %s: leave fields out", summary.ErrUnknownField, rawjson.KindOf(data[start]))
 	}
 	out := []byte{'['}
 	it, _ := rawjson.Open(data, start)
@@ -520,7 +534,12 @@ func (s *shaper) serveCut(r ref) (Result, error) {
 		out = append(out, `,"encoding":"utf-8+surrogateescape"`...)
 	}
 	out = append(out, "}}"...)
-	out, tokens := withBudget(out, s.e.counter, s.rl.budget)
+	tokens := len(out) // n bytes never hold more than n tokens
+	if !s.fallback {
+		// The counter is trusted: add the budget fields. After a panic it
+		// may be what broke: the byte bound stands.
+		out, tokens = withBudget(out, s.e.counter, s.rl.budget)
+	}
 	rec := withSizes(s.rec, out, min(len(out), tokens), telemetry.StrategyCut, telemetry.OutcomeShaped)
 	rec.ChunkingUsed = true
 	return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategyCut, Next: next, Record: rec,

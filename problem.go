@@ -25,6 +25,9 @@ var (
 	// ErrBadRequest: a ctxfit parameter is malformed (for example a limit
 	// that is not a number).
 	ErrBadRequest = errors.New("ctxfit: bad request parameter")
+	// ErrPart: a part that names no held-back value, or a part without a
+	// cursor.
+	ErrPart = errors.New("ctxfit: invalid part")
 	// ErrShapeTimeout: shaping the response took longer than
 	// Config.ShapeTimeout. Nothing was sent; retrying may succeed.
 	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
@@ -89,6 +92,10 @@ func ProblemOf(err error, params Params) Problem {
 		return Problem{Status: 400, Code: "line_range_invalid", Title: "Invalid line range", Parameter: p.StartLine,
 			Expected:   "1 <= startLine <= endLine <= the number of lines",
 			Suggestion: "Ask for a line range inside the text, as the error says."}.with(err)
+	case errors.Is(err, ErrPart):
+		return Problem{Status: 400, Code: "part_invalid", Title: "Invalid part", Parameter: p.Part,
+			Expected:   `the "ctxfit:part" number of a placeholder in the response the cursor came with`,
+			Suggestion: "Copy the number from the placeholder, and pass it with that response's nextCursor or partCursor."}.with(err)
 	case errors.Is(err, ErrBadRequest):
 		return Problem{Status: 400, Code: "parameter_invalid", Title: "Invalid parameter",
 			Suggestion: "Fix the parameter as the error says and retry."}.with(err)

@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/cursor"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -31,6 +30,9 @@ type shaper struct {
 	view   string // in replay mode, the drill-down data was made from; "" for the body
 	snap   *snapRef
 	rec    telemetry.Record
+	// fallback is set once a strategy panicked: the byte cut then counts
+	// nothing.
+	fallback bool
 }
 
 // Budget constants of shaped responses.
@@ -283,7 +285,5 @@ func appendCursor(dst []byte, name, tok string) []byte {
 
 // errNotFound is the error of a part that names no value.
 func errPart(part int64) error {
-	return fmt.Errorf("%w: part %d is not a value of this response; pass the \"ctxfit:part\" number of a placeholder unchanged", ErrBadRequest, part)
+	return fmt.Errorf("%w: part %d is not a value of this response; pass the \"ctxfit:part\" number of a placeholder unchanged", ErrPart, part)
 }
-
-var _ = cursor.ErrInvalid

@@ -28,8 +28,8 @@ func TestLoad(t *testing.T) {
 			ctxfit.Config{Threshold: 3000, HardCap: 9000, PageSize: 10}},
 		{"the path argument wins over CTXFIT_CONFIG", other, map[string]string{"CTXFIT_CONFIG": file},
 			ctxfit.Config{Threshold: 1000}},
-		{"settings are validated after merging, so a variable may complete the file", writeFile(t, "partial.yaml", "hardCap: 100\n"),
-			map[string]string{"CTXFIT_THRESHOLD": "50"}, ctxfit.Config{Threshold: 50, HardCap: 100}},
+		{"settings are validated after merging, so a variable may complete the file", writeFile(t, "partial.yaml", "hardCap: 600\n"),
+			map[string]string{"CTXFIT_THRESHOLD": "50"}, ctxfit.Config{Threshold: 50, HardCap: 600}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/internal/redistest"
@@ -64,6 +65,27 @@ func followAcross(t *testing.T, tool string, args any, sessions ...*mcp.ClientSe
 		}
 		res = mcptest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	}
+}
+
+// rebuildAcross rebuilds the original of the shaped result first, opening
+// its continuations on sessions in turn.
+func rebuildAcross(t *testing.T, first *mcp.CallToolResult, sessions ...*mcp.ClientSession) (string, int) {
+	t.Helper()
+	n := 0
+	call := func(cursor string, part int64) ([]byte, error) {
+		args := map[string]any{"cursor": cursor}
+		if part != 0 {
+			args["part"] = part
+		}
+		res := mcptest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, args)
+		n++
+		require.False(t, res.IsError, "result is an error: %v", mcptest.Texts(t, res))
+		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
+		return []byte(mcptest.Texts(t, res)[0]), nil
+	}
+	out, _, err := follow.Rebuild([]byte(mcptest.Texts(t, first)[0]), call)
+	require.NoError(t, err)
+	return string(out), n
 }
 
 // toolError returns the structured error of an isError result.
@@ -156,11 +178,13 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 		in := jsonObject(t, call[1])
 		assert.Equal(t, map[string]any{"tool": "get_booking", "arguments": args, "fields": leftOut}, in)
 
-		// The left-out fields are over the hard cap: parts with cursors,
-		// from b then alternately a and b.
-		parts := followAcross(t, mcpcore.DefaultDetailsTool, in, b, a)
-		require.Greater(t, len(parts), 1, "the drill-down came whole: the test no longer crosses proxies")
-		whole := jsonObject(t, mcptest.JoinChunks(t, parts))
+		// The left-out fields are over the hard cap: pages and parts with
+		// cursors, from b then alternately a and b.
+		drill := mcptest.Call(t, b, mcpcore.DefaultDetailsTool, in)
+		require.False(t, drill.IsError, "%v", mcptest.Texts(t, drill))
+		rebuilt, calls := rebuildAcross(t, drill, a, b)
+		require.Positive(t, calls, "the drill-down came whole: the test no longer crosses proxies")
+		whole := jsonObject(t, rebuilt)
 		for k, v := range shaped.Summary {
 			if !slices.Contains(strings.Split(leftOut, ","), k) {
 				whole[k] = v // kept whole in the summary
@@ -169,9 +193,11 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 		assert.Equal(t, want, whole, "summary from one proxy + left-out fields from both")
 
 		in["fields"] = "all"
-		all := followAcross(t, mcpcore.DefaultDetailsTool, in, a, b)
-		require.Greater(t, len(all), 1)
-		assert.Equal(t, rawText, mcptest.JoinChunks(t, all), "the whole booking, byte for byte")
+		all := mcptest.Call(t, a, mcpcore.DefaultDetailsTool, in)
+		require.False(t, all.IsError, "%v", mcptest.Texts(t, all))
+		rebuilt, calls = rebuildAcross(t, all, b, a)
+		require.Positive(t, calls)
+		assert.Equal(t, rawText, rebuilt, "the whole booking, byte for byte")
 	})
 }
 

@@ -71,10 +71,11 @@ type Options struct {
 //   - 503 with Retry-After and a problem document when the snapshot store is
 //     unavailable.
 //
-// It fails open: when shaping fails (a panic or error in the Guard that is
-// not the client's fault), the handler's response is sent as it was; only a
-// cursor request, which has no such response, is then answered with a 500
-// problem. A panic in the wrapped handler is not the middleware's business:
+// When shaping fails (an error in the Guard that is not the client's
+// fault; a panic falls back to a byte-bounded cut inside the Guard), the
+// handler's response is sent as it was if it cannot be over the hard cap
+// (no more bytes than the cap), and a 500 problem otherwise: nothing over
+// the hard cap ever goes out. A panic in the wrapped handler is not the middleware's business:
 // it propagates, with the same value, as it would without the middleware.
 //
 // The ResponseWriter the handler gets implements http.Flusher and
@@ -136,6 +137,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := callPool.Get().(*call)
 	c.h, c.inner, c.cursor = h, inner, req.Cursor != ""
+	c.hardCap = cfg.HardCap
 	c.bw.reset(w, cfg.MaxBufferBytes)
 	fetch := c.fetchFunc
 	if h.opts.Cache != nil && r.Method == http.MethodGet {
@@ -167,6 +169,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // pooled, so that a response that passes through costs no allocation for
 // its buffer, headers or closure.
 type call struct {
+	hardCap   int
 	h         *handler
 	inner     *http.Request
 	cursor    bool
@@ -233,8 +236,10 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, para
 	}
 	if err != nil {
 		p := problemOf(err, params)
-		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched {
-			bw.send(bw.buf.Bytes(), false, "", "") // fail open
+		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched && bw.buf.Len() <= c.hardCap {
+			// Fail open, but only with a response that cannot be over the
+			// hard cap (n bytes never hold more than n tokens).
+			bw.send(bw.buf.Bytes(), false, "", "")
 			return
 		}
 		if c.fetched {
@@ -258,8 +263,10 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 	}
 	req := ctxfit.Request{
 		Endpoint: h.endpoint(r, cfg),
+		Method:   r.Method,
 		Path:     r.URL.Path,
 		Cursor:   q.cursor,
+		Part:     q.part,
 		Limit:    q.limit,
 		Fields:   q.fields,
 		Order:    q.order,

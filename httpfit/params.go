@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
 	"github.com/ctxfit/ctxfit/pagination"
 )
 
@@ -17,6 +18,7 @@ import (
 type query struct {
 	cursor, fields     string
 	limit              int
+	part               int64
 	startLine, endLine int
 	order              string
 	filters            json.RawMessage
@@ -48,11 +50,12 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		limit   = ""
 		start   = ""
 		end     = ""
+		part    = ""
 		seen    uint8
 	)
 	// The ctxfit parameters, by name, and where each one's value goes.
-	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine}
-	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end}
+	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine, p.Part}
+	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end, &part}
 	escaped := strings.IndexByte(raw, '%') >= 0 || strings.IndexByte(raw, '+') >= 0
 	for rest := raw; rest != ""; {
 		var seg string
@@ -92,6 +95,11 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	if limit != "" {
 		if q.limit, err = strconv.Atoi(limit); err != nil || q.limit < 0 {
 			return q, &paramError{p.Limit, fmt.Errorf("httpfit: %w: %s=%q is not a non-negative integer", pagination.ErrInvalidLimit, p.Limit, limit)}
+		}
+	}
+	if part != "" {
+		if q.part, err = strconv.ParseInt(part, 10, 64); err != nil || q.part < 1 {
+			return q, &paramError{p.Part, fmt.Errorf("httpfit: %w: %s=%q is not a part number (the \"ctxfit:part\" of a placeholder)", ctxfit.ErrPart, p.Part, shortValue(part))}
 		}
 	}
 	if q.startLine, err = lineParam(p.StartLine, start); err != nil {
@@ -209,12 +217,13 @@ func canonicalFilters(f []filter) json.RawMessage {
 	return append(b, '}')
 }
 
-// appendString appends s as a JSON string, as json.Marshal writes it.
+// appendString appends s as a JSON string, escaped as rawjson.Escape does:
+// the same on every Go release, and lossless (bytes that are not valid
+// UTF-8 stay distinct, so q=%ff and q=%fe bind different cursors).
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if !plainJSON[s[i]] {
-			q, _ := json.Marshal(s) // cannot fail for a string
-			return append(b, q...)
+			return rawjson.AppendQuoted(b, s)
 		}
 	}
 	b = append(b, '"')
@@ -222,15 +231,23 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// plainJSON tells the bytes json.Marshal writes as they are inside a
-// string: printable ASCII other than '"', '\\' and the HTML characters it
-// escapes.
+// plainJSON tells the bytes written as they are inside a string: printable
+// ASCII other than '"' and '\\'.
 var plainJSON = func() (t [256]bool) {
 	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		t[c] = c != '"' && c != '\\'
 	}
 	return t
 }()
+
+// shortValue quotes at most 40 bytes of a parameter's value for an error
+// message: errors echo no input without bound.
+func shortValue(v string) string {
+	if len(v) > 40 {
+		return v[:40] + "…"
+	}
+	return v
+}
 
 // routeTable matches requests against the endpoint patterns of a Config.
 type routeTable struct {

@@ -307,15 +307,15 @@ func (a *adapter) invoke(parent *mcp.CallToolRequest, tool string, args json.Raw
 
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	cursor, bad := a.names.NextCursor(req.Params.Arguments)
+	in, bad := a.names.NextInput(req.Params.Arguments)
 	if bad != nil {
 		return nil, invalidParams(*bad)
 	}
-	r, err := a.g.Resume(cursor, a.subjectOf(ctx, req))
+	r, err := a.g.ResumeContext(ctx, in.Cursor, a.subjectOf(ctx, req))
 	if err != nil {
 		return errorResult(mcpcore.ErrorOf(err)), nil
 	}
-	r.Path = r.Endpoint
+	r.Part = in.Part
 	return a.serve(ctx, req, r)
 }
 

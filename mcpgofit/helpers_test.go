@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/corpus"
 	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
@@ -199,7 +200,7 @@ func tokensOf(t *testing.T, res *mcp.CallToolResult) int {
 
 // follow calls tool and then ctxfit_next with every cursor until the end,
 // checking every result against the hard cap, and returns the results.
-func follow(t *testing.T, c *client.Client, tool string, args any, hardCap int) []*mcp.CallToolResult {
+func followAll(t *testing.T, c *client.Client, tool string, args any, hardCap int) []*mcp.CallToolResult {
 	t.Helper()
 	var out []*mcp.CallToolResult
 	res := call(t, c, tool, args)
@@ -239,4 +240,23 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) mcpcore.Error {
 	var e mcpcore.Error
 	require.NoError(t, json.Unmarshal(res.RawStructuredContent, &e))
 	return e
+}
+
+// rebuild follows every cursor and part of the shaped result first and
+// returns the original, byte for byte; no result may exceed hardCap.
+func rebuild(t *testing.T, c *client.Client, first *mcp.CallToolResult, hardCap int) string {
+	t.Helper()
+	next := func(cursor string, part int64) ([]byte, error) {
+		args := map[string]any{"cursor": cursor}
+		if part != 0 {
+			args["part"] = part
+		}
+		res := call(t, c, mcpcore.DefaultNextTool, args)
+		require.False(t, res.IsError, "result is an error: %v", texts(t, res))
+		assert.LessOrEqual(t, tokensOf(t, res), hardCap, "a result exceeds the hard cap")
+		return []byte(texts(t, res)[0]), nil
+	}
+	out, _, err := follow.Rebuild([]byte(texts(t, first)[0]), next)
+	require.NoError(t, err)
+	return string(out)
 }

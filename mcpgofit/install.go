@@ -323,15 +323,15 @@ func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the cursor
-	cursor, bad := a.names.NextCursor(raw)
+	in, bad := a.names.NextInput(raw)
 	if bad != nil {
 		return errorResult(*bad), nil
 	}
-	r, err := a.g.Resume(cursor, a.subjectOf(ctx, req))
+	r, err := a.g.ResumeContext(ctx, in.Cursor, a.subjectOf(ctx, req))
 	if err != nil {
 		return errorResult(mcpcore.ErrorOf(err)), nil
 	}
-	r.Path = r.Endpoint
+	r.Part = in.Part
 	return a.serve(ctx, r)
 }
 

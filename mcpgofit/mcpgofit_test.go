@@ -46,7 +46,7 @@ func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
 			t.Run(mode+" mode, status "+status, func(t *testing.T) {
 				f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 				args := map[string]any{"status": status}
-				results := follow(t, f.client, "list_bookings", args, ctxfit.DefaultHardCap)
+				results := followAll(t, f.client, "list_bookings", args, ctxfit.DefaultHardCap)
 				require.Greater(t, len(results), 2, "the list is paged")
 				assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", args)), mcptest.JoinItems(t, bodies(t, results), "items"))
 			})
@@ -64,7 +64,7 @@ func TestReplayModeRunsTheToolAgainForEveryContinuation(t *testing.T) {
 	} {
 		t.Run(tc.mode+" mode", func(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: tc.mode}, nil)
-			results := follow(t, f.client, "list_bookings", nil, ctxfit.DefaultHardCap)
+			results := followAll(t, f.client, "list_bookings", nil, ctxfit.DefaultHardCap)
 			assert.Equal(t, tc.runs(len(results)), f.calls.of("list_bookings"))
 		})
 	}
@@ -95,25 +95,21 @@ func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			args := map[string]any{"query": ""}
-			results := follow(t, f.client, "search_bookings", args, ctxfit.DefaultHardCap)
+			results := followAll(t, f.client, "search_bookings", args, ctxfit.DefaultHardCap)
 			require.Greater(t, len(results), 2)
 			for _, res := range results {
 				require.NotEmpty(t, res.RawStructuredContent, "a tool with structured content keeps it")
 				assert.Equal(t, texts(t, res)[0], string(res.RawStructuredContent), "the text is the structured content")
 			}
-			var want struct {
-				Total   int             `json:"total"`
-				Results json.RawMessage `json:"results"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(bodyOf(t, call(t, f.raw, "search_bookings", args))), &want))
-			assert.Equal(t, string(want.Results), mcptest.JoinItems(t, bodies(t, results), "results"))
-			for _, body := range bodies(t, results) {
-				var page struct {
+			want := bodyOf(t, call(t, f.raw, "search_bookings", args))
+			assert.Equal(t, want, rebuild(t, f.client, results[0], ctxfit.DefaultHardCap), "every page and part gives the result back byte for byte")
+			var page struct {
+				Outline struct {
 					Total int `json:"total"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(body), &page))
-				assert.Equal(t, want.Total, page.Total, "a page keeps the object's other fields")
+				} `json:"outline"`
 			}
+			require.NoError(t, json.Unmarshal([]byte(texts(t, results[0])[0]), &page))
+			assert.Equal(t, 500, page.Outline.Total, "the first page shows the object's other fields")
 		})
 	}
 }
@@ -132,7 +128,7 @@ func TestOutputSchemasAcceptShapedResults(t *testing.T) {
 
 	// The server validates output (WithOutputSchemaValidation): a shaped
 	// result that did not match would come back as an error.
-	results := follow(t, f.client, "search_bookings", map[string]any{"query": ""}, ctxfit.DefaultHardCap)
+	results := followAll(t, f.client, "search_bookings", map[string]any{"query": ""}, ctxfit.DefaultHardCap)
 	results = append(results, call(t, f.client, "search_bookings", map[string]any{"query": "lovelace", "limit": 1}))
 	for _, res := range results {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.RawStructuredContent))
@@ -145,7 +141,7 @@ func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
 	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		t.Run(mode, func(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: mode}, nil)
-			results := follow(t, f.client, "read_log", nil, ctxfit.DefaultHardCap)
+			results := followAll(t, f.client, "read_log", nil, ctxfit.DefaultHardCap)
 			require.Greater(t, len(results), 10)
 			assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcptest.JoinChunks(t, bodies(t, results)))
 		})
@@ -155,11 +151,11 @@ func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
 func TestEveryResultIsWithinASmallHardCapByExactCount(t *testing.T) {
 	cfg := ctxfit.Config{Threshold: 1000, HardCap: 1500, ChunkTokens: 800}
 	f := guarded(t, cfg, nil)
-	results := follow(t, f.client, "read_log", nil, cfg.HardCap)
+	results := followAll(t, f.client, "read_log", nil, cfg.HardCap)
 	assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcptest.JoinChunks(t, bodies(t, results)))
-	results = follow(t, f.client, "list_bookings", nil, cfg.HardCap)
+	results = followAll(t, f.client, "list_bookings", nil, cfg.HardCap)
 	assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", nil)), mcptest.JoinItems(t, bodies(t, results), "items"))
-	results = follow(t, f.client, "search_bookings", map[string]any{"query": ""}, cfg.HardCap)
+	results = followAll(t, f.client, "search_bookings", map[string]any{"query": ""}, cfg.HardCap)
 	assert.Greater(t, len(results), 2)
 }
 
@@ -313,7 +309,7 @@ func TestInputValidationAppliesToTheCtxfitTools(t *testing.T) {
 	res := call(t, cl, mcpcore.DefaultNextTool, map[string]any{"cursor": 5})
 	require.True(t, res.IsError)
 	assert.Contains(t, strings.Join(texts(t, res), "\n"), "input schema validation failed")
-	results := follow(t, cl, "list_bookings", nil, ctxfit.DefaultHardCap)
+	results := followAll(t, cl, "list_bookings", nil, ctxfit.DefaultHardCap)
 	assert.Greater(t, len(results), 2, "valid continuations pass")
 }
 

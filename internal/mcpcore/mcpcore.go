@@ -75,6 +75,10 @@ const (
 	MetaOriginalTokens = "ctxfit/originalTokens"
 	// MetaHardCap is the token count no shaped result exceeds (number).
 	MetaHardCap = "ctxfit/hardCap"
+	// MetaPartCursor is the cursor that opens the values the result holds
+	// back (string), with the "ctxfit:part" number of a placeholder;
+	// absent when it holds none.
+	MetaPartCursor = "ctxfit/partCursor"
 )
 
 // Meta returns a fresh _meta map for a shaped result: the strategy, the
@@ -92,6 +96,9 @@ func Meta(res ctxfit.Result) map[string]any {
 	}
 	if res.Next != "" {
 		m[MetaNextCursor] = res.Next
+	}
+	if res.PartCursor != "" {
+		m[MetaPartCursor] = res.PartCursor
 	}
 	return m
 }
@@ -167,10 +174,20 @@ func Guidance(res ctxfit.Result, names Names, call Call) string {
 		return line
 	}
 	if res.Next == "" {
-		return line + " This is the last " + what + "."
+		line += " This is the last " + what + "."
+	} else {
+		in, _ := marshal(map[string]string{"cursor": res.Next})
+		line += fmt.Sprintf(" For the next %s call %s with %s.", what, names.next(), in)
 	}
-	in, _ := marshal(map[string]string{"cursor": res.Next})
-	return line + fmt.Sprintf(" For the next %s call %s with %s.", what, names.next(), in)
+	if res.PartCursor != "" {
+		cur := "that cursor"
+		if res.PartCursor != res.Next {
+			in, _ := marshal(res.PartCursor)
+			cur = string(in)
+		}
+		line += fmt.Sprintf(` To open a held-back value ({"ctxfit:part":N,...}) call %s with {"cursor":%s,"part":N}.`, names.next(), cur)
+	}
+	return line
 }
 
 // detailsFields reads meta.detailsAvailable.parameters.fields of a summary

@@ -8,10 +8,13 @@ import (
 )
 
 // NextInputSchema returns the JSON schema of the continuation tool's input:
-// an object with a required string "cursor" and no other properties.
+// an object with a required string "cursor", an optional integer "part",
+// and no other properties.
 func NextInputSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"cursor":{"type":"string","minLength":1,` +
-		`"description":"The nextCursor of a shaped result, unchanged."}},"required":["cursor"],"additionalProperties":false}`)
+		`"description":"The nextCursor (or partCursor) of a shaped result, unchanged."},` +
+		`"part":{"type":"integer","minimum":1,"description":"To open a value the result held back: the \"ctxfit:part\" number of its placeholder."}},` +
+		`"required":["cursor"],"additionalProperties":false}`)
 }
 
 // DetailsInputSchema returns the JSON schema of the details tool's input:
@@ -28,6 +31,7 @@ func DetailsInputSchema() json.RawMessage {
 // NextInput is the decoded input of the continuation tool.
 type NextInput struct {
 	Cursor string `json:"cursor"`
+	Part   int64  `json:"part,omitempty"`
 }
 
 // DetailsInput is the decoded input of the details tool.
@@ -37,17 +41,19 @@ type DetailsInput struct {
 	Fields    string          `json:"fields"`
 }
 
-// The envelopes of shaped results, as JSON schemas. They are loose on
-// purpose (extra properties allowed): a paged object keeps the tool's own
-// fields beside nextCursor and meta.
+// The envelopes of shaped results, as JSON schemas: a page of items or
+// members (with the outline of the object around them on a first page), a
+// summary, a chunk. Extra properties are allowed, so that later fields do
+// not break clients.
 const (
 	pageEnvelope = `{"title":"ctxfit page","type":"object","required":["nextCursor","meta"],"properties":{` +
-		`"nextCursor":{"type":["string","null"]},"meta":{"type":"object"}}}`
+		`"outline":{},"items":{"type":"array"},"members":{"type":"object"},` +
+		`"nextCursor":{"type":["string","null"]},"partCursor":{"type":"string"},"meta":{"type":"object"}}}`
 	summaryEnvelope = `{"title":"ctxfit summary","type":"object","required":["summary","meta"],"properties":{` +
 		`"meta":{"type":"object"}}}`
-	chunkEnvelope = `{"title":"ctxfit chunk","type":"object","required":["content","chunkIndex","totalChunks","metadata"],"properties":{` +
-		`"content":{"type":"string"},"chunkIndex":{"type":"integer"},"totalChunks":{"type":"integer"},` +
-		`"nextCursor":{"type":["string","null"]},"metadata":{"type":"object"}}}`
+	chunkEnvelope = `{"title":"ctxfit chunk","type":"object","required":["content","metadata"],"properties":{` +
+		`"outline":{},"content":{"type":"string"},"chunkIndex":{"type":"integer"},"totalChunks":{"type":"integer"},` +
+		`"nextCursor":{"type":["string","null"]},"partCursor":{"type":"string"},"metadata":{"type":"object"}}}`
 )
 
 // rewrittenMarker marks a schema OutputSchema produced, so that a second

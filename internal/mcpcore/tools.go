@@ -36,17 +36,22 @@ func (n Names) Guards(cfg ctxfit.Config, tool string) bool {
 	return true
 }
 
-// NextCursor decodes the arguments of the continuation tool (see
-// [DecodeArguments]) and returns the cursor. Arguments that do not decode,
-// or that hold no cursor, give the [ArgumentError] to report instead.
-func (n Names) NextCursor(args json.RawMessage) (string, *Error) {
+// NextInput decodes the arguments of the continuation tool (see
+// [DecodeArguments]). Arguments that do not decode, hold no cursor, or a
+// part below 1, give the [ArgumentError] to report instead.
+func (n Names) NextInput(args json.RawMessage) (NextInput, *Error) {
 	var in NextInput
 	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" {
-		e := ArgumentError("cursor", n.next()+` needs {"cursor": "<nextCursor>"}`,
+		e := ArgumentError("cursor", n.next()+` needs {"cursor": "<nextCursor>"} (and "part" to open a held-back value)`,
 			"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged.")
-		return "", &e
+		return NextInput{}, &e
 	}
-	return in.Cursor, nil
+	if in.Part < 0 {
+		e := ArgumentError("part", n.next()+` needs a "part" of 1 or more`,
+			`the "ctxfit:part" number of a placeholder`, "Copy the number from the placeholder, or leave part out to continue.")
+		return NextInput{}, &e
+	}
+	return in, nil
 }
 
 // DetailsRequest decodes the arguments of the details tool (see

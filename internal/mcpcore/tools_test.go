@@ -63,19 +63,25 @@ func TestDecodeArgumentsIsStrict(t *testing.T) {
 	}
 }
 
-func TestNextCursorReturnsTheCursorOrTheErrorToReport(t *testing.T) {
+func TestNextInputReturnsTheCursorAndPartOrTheErrorToReport(t *testing.T) {
 	names := mcpcore.Names{}.WithDefaults()
-	cursor, bad := names.NextCursor(json.RawMessage(`{"cursor":"abc"}`))
+	in, bad := names.NextInput(json.RawMessage(`{"cursor":"abc"}`))
 	require.Nil(t, bad)
-	assert.Equal(t, "abc", cursor)
+	assert.Equal(t, mcpcore.NextInput{Cursor: "abc"}, in)
+	in, bad = names.NextInput(json.RawMessage(`{"cursor":"abc","part":42}`))
+	require.Nil(t, bad)
+	assert.Equal(t, mcpcore.NextInput{Cursor: "abc", Part: 42}, in)
 	for _, in := range []string{"", `{}`, `{"cursor":""}`, `{"cursor":"abc","x":1}`} {
 		t.Run(in, func(t *testing.T) {
-			_, bad := names.NextCursor(json.RawMessage(in))
+			_, bad := names.NextInput(json.RawMessage(in))
 			require.NotNil(t, bad)
-			assert.Equal(t, mcpcore.ArgumentError("cursor", `ctxfit_next needs {"cursor": "<nextCursor>"}`,
+			assert.Equal(t, mcpcore.ArgumentError("cursor", `ctxfit_next needs {"cursor": "<nextCursor>"} (and "part" to open a held-back value)`,
 				"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged."), *bad)
 		})
 	}
+	_, bad = names.NextInput(json.RawMessage(`{"cursor":"abc","part":-1}`))
+	require.NotNil(t, bad)
+	assert.Equal(t, "part", bad.Data.Parameter)
 }
 
 func TestDetailsRequestIsTheRequestOfTheOriginalCall(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -157,4 +158,25 @@ func (s Session) Call(tool string, args any) *mcp.CallToolResult {
 func (s Session) Follow(tool string, args any, hardCap int) []string {
 	s.T.Helper()
 	return Bodies(s.T, Follow(s.T, s.CS, tool, args, hardCap))
+}
+
+// Rebuild follows every cursor and part of a shaped result (its first text
+// block is the shaped body) with [mcpcore.DefaultNextTool] on cs, and
+// returns the original the tool returned, byte for byte. No result may be
+// an error or exceed hardCap by exact count.
+func Rebuild(t testing.TB, cs *mcp.ClientSession, first *mcp.CallToolResult, hardCap int) string {
+	t.Helper()
+	call := func(cursor string, part int64) ([]byte, error) {
+		args := map[string]any{"cursor": cursor}
+		if part != 0 {
+			args["part"] = part
+		}
+		res := Call(t, cs, mcpcore.DefaultNextTool, args)
+		require.False(t, res.IsError, "result is an error: %v", Texts(t, res))
+		assert.LessOrEqual(t, Tokens(t, res), hardCap, "a result exceeds the hard cap")
+		return []byte(Texts(t, res)[0]), nil
+	}
+	out, _, err := follow.Rebuild([]byte(Texts(t, first)[0]), call)
+	require.NoError(t, err)
+	return string(out)
 }
