@@ -4,7 +4,7 @@
 //
 // It works with any [redis.UniversalClient] (a single node, a cluster, a
 // failover client) from github.com/redis/go-redis/v9: wrap one with [New],
-// or let [Open] or [FromConfig] build a client from a redis:// URL (the
+// or let [Open] or [FromURL] build a client from a redis:// URL (the
 // CTXFIT_REDIS_URL variable, the redisURL settings key).
 //
 // # Keys
@@ -58,7 +58,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -108,7 +107,7 @@ type Options struct {
 // budgets and by Redis's maxmemory.
 //
 // Store is safe for concurrent use. Create one with [New], [Open] or
-// [FromConfig]; the zero value is not usable.
+// [FromURL]; the zero value is not usable.
 type Store struct {
 	client    redis.UniversalClient
 	prefix    string
@@ -191,20 +190,20 @@ func Open(rawURL string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// FromConfig returns the Store that c.RedisURL names, or nil when it is
-// empty: pass the result as [ctxfit.Options.Store], where nil means the
-// Guard's in-memory store. The caller closes a non-nil Store after the
-// Guard.
+// FromURL returns the Store that rawURL names, as [Open] does, or nil when
+// rawURL is empty: pass the result as the Guard's Options.Store, where nil
+// means the Guard's in-memory store. The caller closes a non-nil Store
+// after the Guard.
 //
-//	st, err := redisstore.FromConfig(cfg)
+//	st, err := redisstore.FromURL(cfg.RedisURL, &redisstore.Options{Timeout: time.Duration(cfg.StoreTimeout)})
 //	if err != nil { ... }
 //	if st != nil { defer st.Close() }
 //	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st})
-func FromConfig(c ctxfit.Config) (store.Store, error) {
-	if c.RedisURL == "" {
+func FromURL(rawURL string, opts *Options) (store.Store, error) {
+	if rawURL == "" {
 		return nil, nil
 	}
-	s, err := Open(c.RedisURL, nil)
+	s, err := Open(rawURL, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +402,7 @@ func (s *Store) found(ctx, cctx context.Context, data []byte, err error) ([]byte
 }
 
 // Close marks the Store closed and closes the client if [Open] or
-// [FromConfig] made it. Calling it again does nothing and returns nil.
+// [FromURL] made it. Calling it again does nothing and returns nil.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/redistest"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
@@ -175,14 +174,14 @@ func TestACallReturnsWhenItsContextEndsEvenIfRedisDoesNotAnswer(t *testing.T) {
 	assert.Less(t, time.Since(start), 2*time.Second)
 }
 
-func TestOpenAndFromConfig(t *testing.T) {
-	t.Run("an empty RedisURL means no Store, so the Guard keeps its in-memory one", func(t *testing.T) {
-		s, err := redisstore.FromConfig(ctxfit.Config{})
+func TestOpenAndFromURL(t *testing.T) {
+	t.Run("an empty URL means no Store, so the Guard keeps its in-memory one", func(t *testing.T) {
+		s, err := redisstore.FromURL("", nil)
 		require.NoError(t, err)
 		assert.Nil(t, s)
 	})
-	t.Run("a RedisURL gives a Store on that Redis", func(t *testing.T) {
-		s, err := redisstore.FromConfig(ctxfit.Config{RedisURL: redistest.URL(t)})
+	t.Run("a URL gives a Store on that Redis", func(t *testing.T) {
+		s, err := redisstore.FromURL(redistest.URL(t), &redisstore.Options{Timeout: time.Second})
 		require.NoError(t, err)
 		require.NotNil(t, s)
 		t.Cleanup(func() { _ = s.Close() })
@@ -192,6 +191,9 @@ func TestOpenAndFromConfig(t *testing.T) {
 	t.Run("a malformed URL is refused without echoing its password", func(t *testing.T) {
 		for _, u := range []string{"http://user:s3cr3tpass@host:6379/0", "redis://user:s3cr3tpass@host:6379/notadb"} {
 			_, err := redisstore.Open(u, nil)
+			require.Error(t, err, u)
+			assert.NotContains(t, err.Error(), "s3cr3tpass")
+			_, err = redisstore.FromURL(u, nil)
 			require.Error(t, err, u)
 			assert.NotContains(t, err.Error(), "s3cr3tpass")
 		}
