@@ -85,7 +85,7 @@ type Config struct {
 	StoreTimeout Duration `json:"storeTimeout,omitempty" yaml:"storeTimeout,omitempty" validate:"gte=0"`
 	// RedisURL is the Redis that keeps snapshots, shared by every instance
 	// (redis://host:port/db); empty means the in-memory store. It is read by
-	// the programs that build the Guard (redisstore.FromConfig); a Reload does
+	// the programs that build the Guard (redisstore.FromURL); a Reload does
 	// not change the store. CTXFIT_REDIS_URL (redis://host:port/db); empty
 	// means the in-memory store.
 	RedisURL string `json:"redisURL,omitempty" yaml:"redisURL,omitempty"`
