@@ -32,8 +32,9 @@ type Options struct {
 	// Now is the clock of the default Memory backend, and the one that
 	// [WrapHTTP] reads a response's Expires and Date by. Nil means time.Now.
 	Now func() time.Time
-	// Cacheable reports whether [Wrap] may store a successful response to
-	// req. Nil means: when its body is not empty. Errors are never stored.
+	// Cacheable reports whether [Wrap] and [WrapHTTP] may store a successful
+	// response to req (WrapHTTP's own rules apply as well). Nil means: when
+	// its body is not empty. Errors are never stored.
 	Cacheable func(req ctxfit.Request, resp ctxfit.Response) bool
 }
 

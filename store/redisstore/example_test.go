@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"fmt"
 	"log"
-	"os"
 	"time"
 
 	"github.com/ctxfit/ctxfit"
@@ -11,7 +10,7 @@ import (
 )
 
 func ExampleFromURL() {
-	cfg := ctxfit.Config{RedisURL: os.Getenv("EXAMPLE_REDIS_URL")} // e.g. "redis://localhost:6379/0"
+	cfg := ctxfit.Config{} // RedisURL from CTXFIT_REDIS_URL, e.g. "redis://localhost:6379/0"
 	st, err := redisstore.FromURL(cfg.RedisURL, &redisstore.Options{
 		Timeout:         time.Duration(cfg.StoreTimeout), // zero: 500 ms
 		SubjectMaxBytes: 16 << 20,                        // each subject's live snapshots
