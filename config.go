@@ -77,9 +77,15 @@ type Config struct {
 	// CTXFIT_STORE_MAX_ITEMS.
 	StoreMaxBytes int64 `json:"storeMaxBytes,omitempty" yaml:"storeMaxBytes,omitempty" validate:"gte=0"`
 	StoreMaxItems int   `json:"storeMaxItems,omitempty" yaml:"storeMaxItems,omitempty" validate:"gte=0"`
+	// StoreTimeout bounds each call to the Redis snapshot store: past it the
+	// call fails as unavailable, so a stalled Redis costs a request at most
+	// this long. Zero means store.DefaultTimeout (500 ms). It is read by the
+	// programs that build the store (redisstore.Options.Timeout); a Reload
+	// does not change it. CTXFIT_STORE_TIMEOUT.
+	StoreTimeout Duration `json:"storeTimeout,omitempty" yaml:"storeTimeout,omitempty" validate:"gte=0"`
 	// RedisURL is the Redis that keeps snapshots, shared by every instance
 	// (redis://host:port/db); empty means the in-memory store. It is read by
-	// the programs that build the Guard (redisstore.FromConfig); a Reload does
+	// the programs that build the Guard (redisstore.FromURL); a Reload does
 	// not change the store. CTXFIT_REDIS_URL (redis://host:port/db); empty
 	// means the in-memory store.
 	RedisURL string `json:"redisURL,omitempty" yaml:"redisURL,omitempty"`

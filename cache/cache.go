@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,10 +29,12 @@ type Options struct {
 	// Backend set). Zero means [DefaultMaxBytes], 64 MiB; negative means no
 	// bound.
 	MaxBytes int64
-	// Now is the clock of the default Memory backend. Nil means time.Now.
+	// Now is the clock of the default Memory backend, and the one that
+	// [WrapHTTP] reads a response's Expires and Date by. Nil means time.Now.
 	Now func() time.Time
-	// Cacheable reports whether [Wrap] may store a successful response to
-	// req. Nil means: when its body is not empty. Errors are never stored.
+	// Cacheable reports whether [Wrap] and [WrapHTTP] may store a successful
+	// response to req (WrapHTTP's own rules apply as well). Nil means: when
+	// its body is not empty. Errors are never stored.
 	Cacheable func(req ctxfit.Request, resp ctxfit.Response) bool
 }
 
@@ -69,6 +72,7 @@ type Cache struct {
 	backend   Backend
 	own       bool
 	ttl       time.Duration
+	now       func() time.Time
 	cacheable func(ctxfit.Request, ctxfit.Response) bool
 	closed    atomic.Bool
 
@@ -83,6 +87,24 @@ type call struct {
 	done  chan struct{}
 	entry Entry
 	ok    bool // entry was stored and may be shared
+	// vary and variant: the request header fields the entry varies on,
+	// and the key it was stored under; a waiter shares the entry only if
+	// its own header selects the same variant.
+	vary    []string
+	variant string
+}
+
+// fits reports whether cl's entry answers a lookup of t.
+func (cl *call) fits(t target) bool {
+	return len(cl.vary) == 0 || variantKey(t.key, cl.vary, t.header) == cl.variant
+}
+
+// target is what a lookup reads and fills: the key, and for lookups under
+// HTTP rules ([WrapHTTP]) the request header that selects a variant.
+type target struct {
+	key    string
+	http   bool
+	header map[string][]string
 }
 
 // New returns a Cache configured by opts (copied; nil means the defaults).
@@ -91,13 +113,16 @@ func New(opts *Options) *Cache {
 	if opts != nil {
 		o = *opts
 	}
-	c := &Cache{backend: o.Backend, ttl: o.TTL, cacheable: o.Cacheable, calls: make(map[string]*call)}
+	c := &Cache{backend: o.Backend, ttl: o.TTL, now: o.Now, cacheable: o.Cacheable, calls: make(map[string]*call)}
 	if c.backend == nil {
 		c.backend = NewMemory(&MemoryOptions{MaxEntries: o.MaxEntries, MaxBytes: o.MaxBytes, Now: o.Now})
 		c.own = true
 	}
 	if c.ttl <= 0 {
 		c.ttl = DefaultTTL
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if c.cacheable == nil {
 		c.cacheable = func(_ ctxfit.Request, resp ctxfit.Response) bool { return len(resp.Body) > 0 }
@@ -127,7 +152,7 @@ func (c *Cache) Put(ctx context.Context, key string, e Entry) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return c.put(ctx, key, clone(e))
+	return c.put(ctx, key, clone(e), c.ttl)
 }
 
 // Delete removes the entry stored under key, if any.
@@ -151,7 +176,7 @@ func (c *Cache) Delete(ctx context.Context, key string) error {
 //
 // After Close, Do runs fetch and stores nothing.
 func (c *Cache) Do(ctx context.Context, key string, fetch func(context.Context) (Entry, error)) (e Entry, hit bool, err error) {
-	e, o, err := c.do(ctx, key, fetch)
+	e, o, err := c.do(ctx, target{key: key}, fetch)
 	return e, o == outcomeHit || o == outcomeShared, err
 }
 
@@ -181,60 +206,109 @@ const (
 	outcomeShared
 )
 
-func (c *Cache) do(ctx context.Context, key string, fetch func(context.Context) (Entry, error)) (Entry, outcome, error) {
+func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (Entry, error)) (Entry, outcome, error) {
 	if c.closed.Load() {
-		e, _, err := run(ctx, fetch)
+		e, _, err := c.run(ctx, t, fetch)
 		return e, outcomeBypass, err
 	}
-	if e, ok := c.get(ctx, key); ok {
+	f, ok := c.lookup(ctx, t)
+	if ok {
 		c.hits.Add(1)
-		return e, outcomeHit, nil
+		return f.entry, outcomeHit, nil
 	}
+	flight := f.key
 	c.mu.Lock()
-	if cl, ok := c.calls[key]; ok {
+	if cl, ok := c.calls[flight]; ok {
 		c.mu.Unlock()
 		select {
 		case <-cl.done:
-			if cl.ok {
+			if cl.ok && cl.fits(t) {
 				c.shared.Add(1)
 				return cl.entry, outcomeShared, nil
 			}
 		case <-ctx.Done():
 			return Entry{}, outcomeMiss, context.Cause(ctx)
 		}
-		// The fetch we waited for failed or was not stored: run our own.
+		// The fetch we waited for failed, was not stored or is another
+		// variant: run our own.
 		c.misses.Add(1)
-		e, store, err := run(ctx, fetch)
-		if err == nil && store {
-			_ = c.put(ctx, key, clone(e))
+		e, v, err := c.run(ctx, t, fetch)
+		if err == nil && v.store {
+			_, _ = c.store(ctx, t, clone(e), v)
 		}
 		return e, outcomeMiss, err
 	}
 	cl := &call{done: make(chan struct{})}
-	c.calls[key] = cl
+	c.calls[flight] = cl
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.calls, key)
+		delete(c.calls, flight)
 		c.mu.Unlock()
 		close(cl.done)
 	}()
-	// A concurrent fetch of key may have been stored between our lookup and
-	// our taking the call: look once more.
-	if e, ok := c.get(ctx, key); ok {
+	// A concurrent fetch of the key may have been stored between our lookup
+	// and our taking the call: look once more.
+	if f, ok := c.lookup(ctx, t); ok {
 		c.hits.Add(1)
-		cl.entry, cl.ok = e, true
-		return e, outcomeHit, nil
+		cl.entry, cl.ok, cl.vary, cl.variant = f.entry, true, f.vary, f.key
+		return f.entry, outcomeHit, nil
 	}
 	c.misses.Add(1)
-	e, store, err := run(ctx, fetch)
-	if err == nil && store {
+	e, v, err := c.run(ctx, t, fetch)
+	if err == nil && v.store {
 		stored := clone(e)
-		if c.put(ctx, key, stored) == nil {
+		if key, err := c.store(ctx, t, stored, v); err == nil {
 			cl.entry, cl.ok = stored, true
+			cl.vary, cl.variant = v.vary, key
 		}
 	}
 	return e, outcomeMiss, err
+}
+
+// found is what a lookup found, or where it looked last.
+type found struct {
+	entry Entry
+	// key is where the entry is (or would be): t's key, or the key of the
+	// variant that t's header selects when the response stored for t's key
+	// varies. Concurrent misses of t wait on it.
+	key  string
+	vary []string // the fields the variant is selected by
+}
+
+// lookup returns the entry that t finds, if any.
+func (c *Cache) lookup(ctx context.Context, t target) (found, bool) {
+	if e, ok := c.get(ctx, t.key); ok || !t.http {
+		return found{entry: e, key: t.key}, ok
+	}
+	m, ok := c.get(ctx, markerKey(t.key))
+	if !ok {
+		return found{key: t.key}, false
+	}
+	vary := strings.Split(string(m.Body), "\n")
+	key := variantKey(t.key, vary, t.header)
+	e, ok := c.get(ctx, key)
+	return found{entry: e, key: key, vary: vary}, ok
+}
+
+// store stores e for t as the verdict v of its fetch says, and returns the
+// key it is stored under: t's key, or a variant's when e varies with the
+// request header, with a marker under t's key that names the fields.
+func (c *Cache) store(ctx context.Context, t target, e Entry, v verdict) (string, error) {
+	ttl := c.ttl
+	if v.ttl > 0 && v.ttl < ttl {
+		ttl = v.ttl
+	}
+	if len(v.vary) == 0 {
+		return t.key, c.put(ctx, t.key, e, ttl)
+	}
+	key := variantKey(t.key, v.vary, t.header)
+	if err := c.put(ctx, markerKey(t.key), Entry{Body: []byte(strings.Join(v.vary, "\n"))}, c.ttl); err != nil {
+		return "", err
+	}
+	// An entry stored before the response varied would be found first.
+	_ = c.backend.Delete(context.WithoutCancel(ctx), t.key)
+	return key, c.put(ctx, key, e, ttl)
 }
 
 func (c *Cache) get(ctx context.Context, key string) (Entry, bool) {
@@ -246,9 +320,9 @@ func (c *Cache) get(ctx context.Context, key string) (Entry, bool) {
 	return e, ok
 }
 
-// put stores e, which it does not copy.
-func (c *Cache) put(ctx context.Context, key string, e Entry) error {
-	err := c.backend.Set(context.WithoutCancel(ctx), key, e, c.ttl)
+// put stores e, which it does not copy, for ttl.
+func (c *Cache) put(ctx context.Context, key string, e Entry, ttl time.Duration) error {
+	err := c.backend.Set(context.WithoutCancel(ctx), key, e, ttl)
 	if err != nil {
 		c.errs.Add(1)
 	}
@@ -259,25 +333,51 @@ func clone(e Entry) Entry {
 	return Entry{Body: bytes.Clone(e.Body), ContentType: e.ContentType}
 }
 
-// run runs fetch with a context on which it can call [DontStore], and
-// reports whether its entry may be stored.
-func run(ctx context.Context, fetch func(context.Context) (Entry, error)) (Entry, bool, error) {
-	var keep storeFlag
-	e, err := fetch(context.WithValue(ctx, storeKey{}, &keep))
-	return e, !keep.no.Load(), err
+// verdict is what a fetch said about storing its entry.
+type verdict struct {
+	store bool
+	ttl   time.Duration // > 0: store for at most this long
+	vary  []string      // the request header fields the entry varies on
+}
+
+// run runs fetch for a lookup of t with a context on which it can call
+// [DontStore] and [ResponseHeader], and returns their verdict.
+func (c *Cache) run(ctx context.Context, t target, fetch func(context.Context) (Entry, error)) (Entry, verdict, error) {
+	f := &fetchFlags{now: c.now, needHeader: t.http}
+	e, err := fetch(context.WithValue(ctx, storeKey{}, f))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return e, verdict{store: !f.no && (f.heard || !f.needHeader), ttl: f.ttl, vary: f.vary}, err
 }
 
 type storeKey struct{}
 
-type storeFlag struct{ no atomic.Bool }
+// fetchFlags is what a running fetch tells its Cache about its entry.
+type fetchFlags struct {
+	now        func() time.Time
+	needHeader bool // store only once ResponseHeader allowed it
+	mu         sync.Mutex
+	no         bool // DontStore, or a header that forbids storing
+	heard      bool // ResponseHeader allowed storing
+	ttl        time.Duration
+	vary       []string
+}
+
+// flagsOf returns the flags of the fetch that runs with ctx, or nil.
+func flagsOf(ctx context.Context) *fetchFlags {
+	f, _ := ctx.Value(storeKey{}).(*fetchFlags)
+	return f
+}
 
 // DontStore tells the [Cache] whose fetch runs with ctx (in [Cache.Do] or
-// a Fetch made by [Wrap]) not to store the response being fetched: for
-// example an HTTP response with a status other than 200. Concurrent lookups
-// of the same key then run their own fetch. Outside such a fetch it does
-// nothing.
+// a Fetch made by [Wrap] or [WrapHTTP]) not to store the response being
+// fetched: for example an HTTP response with a status other than 200.
+// Concurrent lookups of the same key then run their own fetch. Outside such
+// a fetch it does nothing.
 func DontStore(ctx context.Context) {
-	if f, ok := ctx.Value(storeKey{}).(*storeFlag); ok {
-		f.no.Store(true)
+	if f := flagsOf(ctx); f != nil {
+		f.mu.Lock()
+		f.no = true
+		f.mu.Unlock()
 	}
 }

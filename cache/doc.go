@@ -11,7 +11,8 @@
 // # Use
 //
 // Create one [Cache] per process with [New] and wrap the Fetch of each
-// request with [Wrap]:
+// request with [Wrap], or with [WrapHTTP] when the Fetch runs an HTTP
+// handler (httpfit does):
 //
 //	c := cache.New(nil) // 1 hour, 1,000 entries, 64 MiB, least recently used goes first
 //	defer c.Close()
@@ -33,10 +34,21 @@
 // Accept-Language, the caller's identity) must be folded into the Subject,
 // or the cache must not be used for that endpoint.
 //
+// [WrapHTTP] keys on the query's raw parameters instead of the Order and
+// Filters (their bytes, so that values that are not valid UTF-8 stay
+// apart), and on the request's values of the fields a response's Vary
+// names; it leaves requests with credentials and no Subject out of the
+// cache.
+//
 // # What is stored
 //
 // A successful response whose body is not empty ([Options.Cacheable]
-// decides; see also [DontStore]). Errors are never stored. When several
+// decides; see also [DontStore]). Errors are never stored. Under
+// [WrapHTTP], HTTP's rules for a shared cache (RFC 9111) apply as well: a
+// response marked no-store, private or no-cache, one that sets a cookie, one
+// that is already stale or varies on every field (Vary: *) is not stored,
+// nor any response to a request marked no-store; a fresh one is kept no
+// longer than its freshness lifetime. When several
 // requests miss the same key at once, one of them runs the upstream and the
 // others wait for its response (singleflight); when that response is an
 // error or is not to be stored, each waiter runs its own.

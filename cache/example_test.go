@@ -60,3 +60,29 @@ func ExampleNewMemory() {
 	// Output:
 	// a kept: false entries: 2
 }
+
+func ExampleWrapHTTP() {
+	c := cache.New(nil)
+	defer c.Close()
+	// What an HTTP adapter's Fetch does: run the handler, report its
+	// response header.
+	handler := func(lang string) ctxfit.Fetch {
+		return func(ctx context.Context) (ctxfit.Response, error) {
+			fmt.Println("running the handler for", lang)
+			cache.ResponseHeader(ctx, map[string][]string{"Vary": {"Accept-Language"}, "Cache-Control": {"max-age=300"}})
+			return ctxfit.Response{Body: []byte(`{"greeting":"` + lang + `"}`), ContentType: "application/json"}, nil
+		}
+	}
+	req := ctxfit.Request{Endpoint: "GET /greeting", Path: "/greeting"}
+	for _, lang := range []string{"en", "fr", "en"} {
+		r := cache.HTTP{Header: map[string][]string{"Accept-Language": {lang}}, RawQuery: "style=short"}
+		resp, _ := cache.WrapHTTP(c, req, r, handler(lang))(context.Background())
+		fmt.Println(string(resp.Body), "hit:", *resp.CacheHit)
+	}
+	// Output:
+	// running the handler for en
+	// {"greeting":"en"} hit: false
+	// running the handler for fr
+	// {"greeting":"fr"} hit: false
+	// {"greeting":"en"} hit: true
+}

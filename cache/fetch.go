@@ -20,19 +20,25 @@ import (
 // Wrap only reads req. The key is computed once, when Wrap is called. A
 // response served from the cache has the stored body, which must not be
 // modified, and content type; what else fetch would have done (an HTTP
-// handler's status and headers) does not happen.
+// handler's status and headers) does not happen. For an HTTP handler use
+// [WrapHTTP], which follows HTTP's caching rules.
 func Wrap(c *Cache, req ctxfit.Request, fetch ctxfit.Fetch) ctxfit.Fetch {
 	if c == nil {
 		return fetch
 	}
-	key := Key(req)
+	return c.wrap(req, target{key: Key(req)}, false, fetch)
+}
+
+// wrap returns the Fetch of [Wrap] and [WrapHTTP] for a lookup of t;
+// noStore: never store.
+func (c *Cache) wrap(req ctxfit.Request, t target, noStore bool, fetch ctxfit.Fetch) ctxfit.Fetch {
 	return func(ctx context.Context) (ctxfit.Response, error) {
-		e, o, err := c.do(ctx, key, func(ctx context.Context) (Entry, error) {
+		e, o, err := c.do(ctx, t, func(ctx context.Context) (Entry, error) {
 			resp, err := fetch(ctx)
 			if err != nil {
 				return Entry{}, err
 			}
-			if !c.cacheable(req, resp) {
+			if noStore || !c.cacheable(req, resp) {
 				DontStore(ctx)
 			}
 			return Entry{Body: resp.Body, ContentType: resp.ContentType}, nil

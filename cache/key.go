@@ -7,6 +7,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/ctxfit/ctxfit"
 )
@@ -14,6 +18,13 @@ import (
 // keyVersion changes when the key's derivation does, so that a shared
 // backend never serves an entry under a key derived another way.
 const keyVersion = "ctxfit-cache-v1"
+
+// Kinds of keys besides [Key]'s, so that no two kinds share a digest.
+const (
+	kindHTTP    = "http"    // keyHTTP: a request under HTTP rules
+	kindMarker  = "vary"    // markerKey: which fields a response varies on
+	kindVariant = "variant" // variantKey: one variant of a response
+)
 
 // Key returns the cache key of req: a digest (43 URL-safe characters) of
 // its Endpoint, Path, Subject, Order and canonical Filters.
@@ -35,6 +46,98 @@ func Key(req ctxfit.Request) string {
 	field(h, req.Subject)
 	field(h, req.Order)
 	field(h, canonical(req.Filters))
+	return digest(h)
+}
+
+// keyHTTP returns the key of an HTTP request: a digest of req's Endpoint,
+// Path and Subject and of rawQuery's parameters, each unescaped to its raw
+// bytes, sorted by name (repeated names keep their order). The query holds
+// the order and the filters: their bytes count, not their JSON form, in
+// which invalid UTF-8 collapses.
+func keyHTTP(req ctxfit.Request, rawQuery string) string {
+	h := sha256.New()
+	field(h, keyVersion)
+	field(h, kindHTTP)
+	field(h, req.Endpoint)
+	field(h, req.Path)
+	field(h, req.Subject)
+	for _, p := range queryParams(rawQuery) {
+		field(h, p.form)
+		field(h, p.name)
+		field(h, p.value)
+	}
+	return digest(h)
+}
+
+// param is one query parameter: its name and value unescaped, and how it
+// was written ("=" for name=value, "" for a bare name, "!" for one that is
+// not escaped correctly, kept as written).
+type param struct{ form, name, value string }
+
+// queryParams splits a raw query into its parameters, sorted by name; empty
+// segments are dropped.
+func queryParams(raw string) []param {
+	var ps []param
+	for seg := range strings.SplitSeq(raw, "&") {
+		if seg == "" {
+			continue
+		}
+		k, v, eq := strings.Cut(seg, "=")
+		p := param{name: k, value: v}
+		uk, kerr := url.QueryUnescape(k)
+		uv, verr := url.QueryUnescape(v)
+		switch {
+		case kerr != nil || verr != nil:
+			p.form = "!"
+		case eq:
+			p = param{"=", uk, uv}
+		default:
+			p = param{"", uk, ""}
+		}
+		ps = append(ps, p)
+	}
+	slices.SortStableFunc(ps, func(a, b param) int { return strings.Compare(a.name, b.name) })
+	return ps
+}
+
+// markerKey returns the key of the marker that says which request fields
+// the response stored for key varies on.
+func markerKey(key string) string {
+	h := sha256.New()
+	field(h, keyVersion)
+	field(h, kindMarker)
+	field(h, key)
+	return digest(h)
+}
+
+// variantKey returns the key of the variant of the response stored for key
+// that header selects: a digest of key, and of the name and the values of
+// each field in vary (absent and empty are different; field lines are
+// trimmed and joined by commas).
+func variantKey(key string, vary []string, header map[string][]string) string {
+	h := sha256.New()
+	field(h, keyVersion)
+	field(h, kindVariant)
+	field(h, key)
+	for _, name := range vary {
+		field(h, name)
+		vs, ok := header[textproto.CanonicalMIMEHeaderKey(name)]
+		if !ok {
+			field(h, "absent")
+			continue
+		}
+		lines := make([]string, len(vs))
+		for i, v := range vs {
+			lines[i] = strings.Trim(v, " \t")
+		}
+		field(h, "present")
+		field(h, strings.Join(lines, ","))
+	}
+	return digest(h)
+}
+
+// digest returns the key that h has summed.
+func digest(h hash.Hash) string {
 	var sum [sha256.Size]byte
 	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0]))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/store"
 )
 
 // EnvVar describes one CTXFIT_* environment variable: the table behind
@@ -98,6 +99,9 @@ var envVars = []EnvVar{
 	{Name: "CTXFIT_STORE_MAX_ITEMS", Field: "StoreMaxItems", Key: "storeMaxItems", Form: formInt,
 		Default:     strconv.Itoa(ctxfit.DefaultStoreMaxItems),
 		Description: "Item bound of the in-memory snapshot store."},
+	{Name: "CTXFIT_STORE_TIMEOUT", Field: "StoreTimeout", Key: "storeTimeout", Form: formDuration,
+		Default:     shortDuration(store.DefaultTimeout),
+		Description: "Deadline of each call to the Redis snapshot store; past it the call fails as unavailable instead of waiting."},
 	{Name: "CTXFIT_ESTIMATE_SAMPLE", Field: "EstimateSample", Key: "estimateSample", Form: formFraction,
 		Default:     "0.01",
 		Description: "Fraction of estimated responses also counted exactly, to record the estimator's error."},

@@ -116,6 +116,7 @@ func TestFromEnv(t *testing.T) {
 			"CTXFIT_MAX_BUFFER_BYTES": "1048576",
 			"CTXFIT_STORE_MAX_BYTES":  "17179869184",
 			"CTXFIT_STORE_MAX_ITEMS":  "500",
+			"CTXFIT_STORE_TIMEOUT":    "250ms",
 			"CTXFIT_ESTIMATE_SAMPLE":  "0.5",
 			"CTXFIT_REDIS_URL":        "redis://user:pass@localhost:6379/0",
 			"CTXFIT_CONFIG":           "/does/not/matter.yaml",
@@ -125,7 +126,8 @@ func TestFromEnv(t *testing.T) {
 			PreviousSecrets: []string{secretB, secretA}, Encoding: "cl100k_base", Mode: "replay",
 			ShapeTimeout: ctxfit.Duration(1500 * time.Millisecond), MaxBufferBytes: 1 << 20,
 			StoreMaxBytes: 16 << 30, StoreMaxItems: 500, EstimateSample: 0.5,
-			RedisURL: "redis://user:pass@localhost:6379/0",
+			StoreTimeout: ctxfit.Duration(250 * time.Millisecond),
+			RedisURL:     "redis://user:pass@localhost:6379/0",
 		}},
 		{"spaces around values and list entries are removed", map[string]string{
 			"CTXFIT_THRESHOLD":        " 3000\n",

@@ -121,6 +121,7 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_MAX_BUFFER_BYTES` | `maxBufferBytes` | integer | 8388608 (8 MiB) | Largest HTTP response buffered for shaping; larger ones pass through. |
 	// | `CTXFIT_STORE_MAX_BYTES` | `storeMaxBytes` | integer | 67108864 (64 MiB) | Memory bound of the in-memory snapshot store. |
 	// | `CTXFIT_STORE_MAX_ITEMS` | `storeMaxItems` | integer | 10000 | Item bound of the in-memory snapshot store. |
+	// | `CTXFIT_STORE_TIMEOUT` | `storeTimeout` | Go duration | 500ms | Deadline of each call to the Redis snapshot store; past it the call fails as unavailable instead of waiting. |
 	// | `CTXFIT_ESTIMATE_SAMPLE` | `estimateSample` | number from 0 to 1 | 0.01 | Fraction of estimated responses also counted exactly, to record the estimator's error. |
 	// | `CTXFIT_CONFIG` | — | file path | none | JSON or YAML settings file read by Load and Watch; variables override it. |
 	// | `CTXFIT_REDIS_URL` | `redisURL` | URL | none (in-memory store) | Redis that keeps snapshots, shared by every instance: redis://host:port/db; empty means the in-memory store. |

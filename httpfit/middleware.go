@@ -39,9 +39,11 @@ type Options struct {
 	// means the X-Request-Id request header ("" when absent).
 	RequestID func(*http.Request) string
 	// Cache serves GET responses with status 200 from a response cache
-	// (package cache), keyed by endpoint, path, subject, order and filters.
-	// Nil means no caching. On a hit the handler does not run, and its
-	// headers other than Content-Type are not replayed.
+	// (package cache), keyed by endpoint, path, subject and the query's raw
+	// parameters, under HTTP's caching rules for a shared cache (see
+	// cache.WrapHTTP: no-store, private, Vary, credentials without a
+	// Subject). Nil means no caching. On a hit the handler does not run,
+	// and its headers other than Content-Type are not replayed.
 	Cache *cache.Cache
 }
 
@@ -141,7 +143,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.bw.reset(w, cfg.MaxBufferBytes)
 	fetch := c.fetchFunc
 	if h.opts.Cache != nil && r.Method == http.MethodGet {
-		fetch = cache.Wrap(h.opts.Cache, req, fetch)
+		fetch = cache.WrapHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
 	}
 	var res ctxfit.Result
 	func() {
@@ -217,6 +219,8 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 	bw.finish()
 	if bw.mode != modeBuffer || bw.status != http.StatusOK {
 		cache.DontStore(ctx)
+	} else {
+		cache.ResponseHeader(ctx, bw.Header())
 	}
 	if bw.mode != modeBuffer {
 		if c.cursor {

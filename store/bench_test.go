@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -42,19 +43,27 @@ func BenchmarkMemoryPut(b *testing.B) {
 }
 
 func BenchmarkMemoryPutEvicting(b *testing.B) {
-	// Every Put of a new ID evicts the entry closest to expiry.
-	m := store.NewMemory(&store.MemoryOptions{MaxItems: 1000})
-	b.Cleanup(func() { m.Close() })
-	ids := benchIDs(10000)
-	data := make([]byte, 256)
-	ctx := b.Context()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		if err := m.Put(ctx, ids[i%len(ids)], data, time.Duration(1+i%60)*time.Minute); err != nil {
-			b.Fatal(err)
-		}
-		i++
+	// Every Put of a new ID evicts a claim of the heaviest subject, closest
+	// to expiry.
+	for _, subjects := range []int{1, 100} {
+		b.Run(fmt.Sprintf("%d subjects", subjects), func(b *testing.B) {
+			m := store.NewMemory(&store.MemoryOptions{MaxItems: 1000})
+			b.Cleanup(func() { m.Close() })
+			ids := benchIDs(10000)
+			ctxs := make([]context.Context, subjects)
+			for i := range ctxs {
+				ctxs[i] = store.WithSubject(b.Context(), fmt.Sprint(i))
+			}
+			data := make([]byte, 256)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := m.Put(ctxs[i%subjects], ids[i%len(ids)], data, time.Duration(1+i%60)*time.Minute); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
 

@@ -62,3 +62,41 @@ func ExampleNewID() {
 	fmt.Println(len(id), id != store.NewID())
 	// Output: 22 true
 }
+
+func ExampleWithSubject() {
+	// A store of 10 bytes shared by two subjects: each has a share of 5.
+	s := store.NewMemory(&store.MemoryOptions{MaxBytes: 10})
+	defer s.Close()
+	alice := store.WithSubject(context.Background(), "alice")
+	mallory := store.WithSubject(context.Background(), "mallory")
+
+	_ = s.Put(alice, "a", []byte("alice"), time.Minute)
+	var errs []error
+	for i := range 5 { // a flood evicts mallory's own entries
+		errs = append(errs, s.Put(mallory, fmt.Sprint("m", i), []byte("mallo"), time.Minute))
+	}
+	_, ok, _ := s.Get(context.Background(), "a")
+	fmt.Println(errs, "alice's entry kept:", ok)
+
+	// An entry that fits only by evicting alice, within her share, is
+	// refused: answer without a snapshot.
+	err := s.Put(mallory, "big", []byte("mallory"), time.Minute)
+	fmt.Println("full:", errors.Is(err, store.ErrFull))
+	// Output:
+	// [<nil> <nil> <nil> <nil> <nil>] alice's entry kept: true
+	// full: true
+}
+
+func ExampleMemory_GetRange() {
+	ctx := context.Background()
+	s := store.NewMemory(nil)
+	defer s.Close()
+	_ = s.Put(ctx, "id", []byte(`[{"id":1},{"id":2},{"id":3}]`), time.Minute)
+	page, ok, _ := s.GetRange(ctx, "id", 10, 18)
+	fmt.Println(string(page), ok)
+	tail, ok, _ := s.GetRange(ctx, "id", 19, 1000) // clamped to the end
+	fmt.Println(string(tail), ok)
+	// Output:
+	// {"id":2} true
+	// {"id":3}] true
+}

@@ -187,7 +187,7 @@ func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) strin
 		if err != nil {
 			return nil, nil, err
 		}
-		st, err := redisstore.FromConfig(c) // nil unless CTXFIT_REDIS_URL is set
+		st, err := redisstore.FromURL(c.RedisURL, &redisstore.Options{Timeout: time.Duration(c.StoreTimeout)}) // nil unless CTXFIT_REDIS_URL is set
 		if err != nil {
 			return nil, nil, err
 		}
@@ -225,7 +225,7 @@ func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) strin
 		w.Close()
 		return nil, nil, err
 	}
-	st, err := redisstore.FromConfig(c) // read once: a reload does not change the store
+	st, err := redisstore.FromURL(c.RedisURL, &redisstore.Options{Timeout: time.Duration(c.StoreTimeout)}) // read once: a reload does not change the store
 	if err != nil {
 		w.Close()
 		return nil, nil, err

@@ -182,7 +182,7 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 		return nil, err
 	}
 	aggregate := telemetry.NewAggregate(nil)
-	st, err := redisstore.FromConfig(cfg)
+	st, err := redisstore.FromURL(cfg.RedisURL, &redisstore.Options{Timeout: time.Duration(cfg.StoreTimeout)})
 	if err != nil {
 		_ = provider.Shutdown(context.Background())
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
@@ -39,7 +40,7 @@ func Guard(getenv func(string) string, logger *slog.Logger) (*ctxfit.Guard, func
 		return nil, nil, err
 	}
 	cfg.Endpoints = WithEndpoints(cfg.Endpoints)
-	st, err := redisstore.FromConfig(cfg) // nil unless CTXFIT_REDIS_URL is set
+	st, err := redisstore.FromURL(cfg.RedisURL, &redisstore.Options{Timeout: time.Duration(cfg.StoreTimeout)}) // nil unless CTXFIT_REDIS_URL is set
 	if err != nil {
 		return nil, nil, err
 	}

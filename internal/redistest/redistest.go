@@ -8,8 +8,9 @@
 //
 //	func TestX(t *testing.T) { url := redistest.URL(t) ... }
 //
-// A test that stops and restarts its server (to see Redis go down) starts a
-// private one with [Start].
+// A test that stops and restarts its server (to see Redis go down), or
+// pauses and resumes it (to see Redis stall), starts a private one with
+// [Start].
 //
 // When redis-server can neither be found nor started, tests skip, unless the
 // CI variable is set (to anything but "", "0" or "false"): then they fail.
@@ -114,9 +115,37 @@ func (s *Server) Restart() error {
 	}
 }
 
-// Stop ends the server by its PID (SIGTERM, then SIGKILL after 5 s) and
-// returns once the port refuses connections. Stopping a stopped server
+// PID returns the server's process ID, 0 while it is stopped.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
+
+// Pause stops the server's process with SIGSTOP: it keeps its port, and the
+// kernel still accepts connections, but it answers nothing until [Server.Resume]
+// (a stalled Redis). Pausing a stopped server is an error.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server with SIGCONT; resuming a running one
 // does nothing.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pid == 0 {
+		return fmt.Errorf("redistest: redis-server on %s is stopped", s.Addr)
+	}
+	if err := syscall.Kill(s.pid, sig); err != nil {
+		return fmt.Errorf("redistest: %v to pid %d: %w", sig, s.pid, err)
+	}
+	return nil
+}
+
+// Stop ends the server by its PID (SIGCONT in case it is paused, SIGTERM,
+// then SIGKILL after 5 s) and returns once the port refuses connections.
+// Stopping a stopped server does nothing.
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,6 +154,7 @@ func (s *Server) Stop() error {
 	}
 	pid := s.pid
 	s.pid = 0
+	_ = syscall.Kill(pid, syscall.SIGCONT) // a paused server handles SIGTERM only once continued
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("redistest: stop pid %d: %w", pid, err)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // While Redis is down, requests wait for go-redis's retries before they
-// get their 503: Open keeps those short unless the URL says otherwise.
+// get their 503: Open keeps those short unless the URL says otherwise, and
+// gives each call's deadline to the client.
 func TestOpenRetriesLittleUnlessTheURLSaysOtherwise(t *testing.T) {
 	tests := []struct {
 		name, url        string
@@ -29,19 +30,21 @@ func TestOpenRetriesLittleUnlessTheURLSaysOtherwise(t *testing.T) {
 			t.Cleanup(func() { _ = s.Close() })
 			var retries, dialers int
 			var wait time.Duration
+			var ctxDeadlines bool
 			switch c := s.client.(type) {
 			case *redis.Client:
 				o := c.Options()
-				retries, dialers, wait = o.MaxRetries, o.DialerRetries, o.DialerRetryTimeout
+				retries, dialers, wait, ctxDeadlines = o.MaxRetries, o.DialerRetries, o.DialerRetryTimeout, o.ContextTimeoutEnabled
 			case *redis.ClusterClient:
 				o := c.Options()
-				retries, dialers, wait = o.MaxRetries, o.DialerRetries, o.DialerRetryTimeout
+				retries, dialers, wait, ctxDeadlines = o.MaxRetries, o.DialerRetries, o.DialerRetryTimeout, o.ContextTimeoutEnabled
 			default:
 				t.Fatalf("client %T", c)
 			}
 			assert.Equal(t, tt.retries, retries)
 			assert.Equal(t, tt.dialers, dialers)
 			assert.Equal(t, tt.dialerWait, wait)
+			assert.True(t, ctxDeadlines, "the call's deadline reaches the connection")
 		})
 	}
 }

@@ -9,15 +9,18 @@
 //		})
 //	}
 //
-// The suite checks the behaviour the [store.Store] interface documents; it
-// does not check capacity bounds, which differ between implementations and
-// belong in each implementation's own tests.
+// The suite checks the behaviour the [store.Store] interface documents,
+// and [store.RangeReader]'s for stores that implement it (the GetRange cases
+// are skipped for the others). It does not check capacity bounds nor how
+// subjects are charged, which differ between implementations and belong in
+// each implementation's own tests.
 package storetest
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +108,11 @@ func RunWithOptions(t *testing.T, newStore func(t *testing.T, now func() time.Ti
 		{"after Close every call returns ErrClosed", s.closed},
 		{"Close twice is safe", s.closeTwice},
 		{"Close during concurrent calls is safe", s.closeConcurrent},
+		{"puts of one id for two subjects are one entry that anyone reads", s.subjects},
+		{"a subject's Put with ttl 0 removes the entry it alone put", s.subjectDeletes},
+		{"GetRange reads the clamped range [start, end)", s.getRange},
+		{"GetRange of a missing or expired entry is ok=false", s.getRangeMissing},
+		{"GetRange fails like Get when the context is done or the store closed", s.getRangeErrors},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -486,6 +494,133 @@ func (s suite) closeConcurrent(t *testing.T) {
 	wg.Wait()
 	_, _, err := st.Get(ctx, store.NewID())
 	assert.ErrorIs(t, err, store.ErrClosed)
+}
+
+func (s suite) subjects(t *testing.T) {
+	st, _ := s.open(t)
+	data := []byte("one response for two subjects " + store.NewID())
+	id := store.IDOf(data)
+	alice := store.WithSubject(t.Context(), "alice "+store.NewID())
+	bob := store.WithSubject(t.Context(), "bob "+store.NewID())
+	require.NoError(t, st.Put(alice, id, data, time.Hour))
+	require.NoError(t, st.Put(bob, id, data, time.Hour))
+	for name, ctx := range map[string]context.Context{"alice": alice, "bob": bob, "no subject": t.Context()} {
+		got, ok, err := st.Get(ctx, id)
+		require.NoError(t, err, name)
+		require.True(t, ok, name)
+		assert.Equal(t, string(data), string(got), name)
+	}
+}
+
+func (s suite) subjectDeletes(t *testing.T) {
+	st, _ := s.open(t)
+	ctx := store.WithSubject(t.Context(), "carol "+store.NewID())
+	id := store.NewID()
+	require.NoError(t, st.Put(ctx, id, []byte("v"), time.Hour))
+	require.NoError(t, st.Put(ctx, id, nil, 0))
+	s.requireGone(t, st, id)
+	// And it can be put again.
+	require.NoError(t, st.Put(ctx, id, []byte("w"), time.Hour))
+	s.requirePresent(t, st, id, "w")
+}
+
+// rangeReader opens a store and skips the test unless it is a
+// [store.RangeReader].
+func (s suite) rangeReader(t *testing.T) (store.Store, store.RangeReader, *fakeclock.Clock) {
+	t.Helper()
+	st, clk := s.open(t)
+	rr, ok := st.(store.RangeReader)
+	if !ok {
+		t.Skipf("%T does not implement store.RangeReader", st)
+	}
+	return st, rr, clk
+}
+
+func (s suite) getRange(t *testing.T) {
+	st, rr, _ := s.rangeReader(t)
+	ctx := t.Context()
+	id := store.NewID()
+	require.NoError(t, st.Put(ctx, id, []byte("0123456789"), time.Minute))
+	for _, c := range []struct {
+		name       string
+		start, end int64
+		want       string
+	}{
+		{"a range inside", 2, 5, "234"},
+		{"the whole data", 0, 10, "0123456789"},
+		{"a range past the end stops at the end", 7, 100, "789"},
+		{"a huge end stops at the end", 9, math.MaxInt64, "9"},
+		{"a range from the end is empty", 10, 12, ""},
+		{"a range past the end is empty", 50, 60, ""},
+		{"a negative start reads from 0", -5, 3, "012"},
+		{"an empty range is empty", 4, 4, ""},
+		{"an end before the start is empty", 6, 2, ""},
+		{"a range of negatives is empty", -9, -1, ""},
+	} {
+		got, ok, err := rr.GetRange(ctx, id, c.start, c.end)
+		require.NoError(t, err, c.name)
+		assert.True(t, ok, "%s: the entry exists", c.name)
+		assert.Equal(t, c.want, string(got), c.name)
+		assert.NotNil(t, got, "%s: an empty range is an empty slice, not nil", c.name)
+	}
+
+	empty := store.NewID()
+	require.NoError(t, st.Put(ctx, empty, nil, time.Minute))
+	got, ok, err := rr.GetRange(ctx, empty, 0, 10)
+	require.NoError(t, err)
+	assert.True(t, ok, "an empty entry exists")
+	assert.Empty(t, got)
+
+	bin := store.NewID()
+	data := make([]byte, 256)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	require.NoError(t, st.Put(ctx, bin, data, time.Minute))
+	got, ok, err = rr.GetRange(ctx, bin, 100, 200)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, data[100:200], got, "binary data")
+}
+
+func (s suite) getRangeMissing(t *testing.T) {
+	st, rr, clk := s.rangeReader(t)
+	ctx := t.Context()
+	got, ok, err := rr.GetRange(ctx, store.NewID(), 0, 10)
+	require.NoError(t, err)
+	assert.False(t, ok, "a missing entry")
+	assert.Empty(t, got)
+
+	id := store.NewID()
+	if s.opts.RealClock {
+		require.NoError(t, st.Put(ctx, id, []byte("soon gone"), s.opts.ShortTTL))
+		require.Eventually(t, func() bool {
+			_, ok, err := rr.GetRange(ctx, id, 0, 4)
+			return err == nil && !ok
+		}, s.opts.ShortTTL+5*time.Second, s.opts.ShortTTL/20, "GetRange of an expired entry")
+		return
+	}
+	require.NoError(t, st.Put(ctx, id, []byte("soon gone"), time.Minute))
+	clk.Advance(time.Minute)
+	_, ok, err = rr.GetRange(ctx, id, 0, 4)
+	require.NoError(t, err)
+	assert.False(t, ok, "an expired entry")
+}
+
+func (s suite) getRangeErrors(t *testing.T) {
+	st, rr, _ := s.rangeReader(t)
+	id := store.NewID()
+	require.NoError(t, st.Put(t.Context(), id, []byte("data"), time.Minute))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, ok, err := rr.GetRange(ctx, id, 0, 2)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.False(t, ok)
+
+	require.NoError(t, st.Close())
+	_, ok, err = rr.GetRange(t.Context(), id, 0, 2)
+	assert.ErrorIs(t, err, store.ErrClosed)
+	assert.False(t, ok)
 }
 
 // requirePresent fails the test unless id holds want.
