@@ -134,6 +134,14 @@ func (g *Guard) Close() error {
 	return errors.Join(errs...)
 }
 
+// storeError is what a client learns of a failed store call: that the
+// store is unavailable. The backend's own message (a Redis error, say) is
+// logged, not sent.
+func (g *Guard) storeError(err error) error {
+	g.logger.Warn("ctxfit: snapshot store call failed", "err", err)
+	return ErrStoreUnavailable
+}
+
 // engine is one compiled, immutable set of settings.
 type engine struct {
 	cfg       Config // defaults filled in

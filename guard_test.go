@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -506,4 +507,33 @@ func TestIdenticalResponsesShareOneSnapshot(t *testing.T) {
 	}
 	follow(t, g, ctxfit.Request{Endpoint: "list"}, serve(other, "application/json"))
 	assert.Len(t, st.ids, 2, "other data, another snapshot")
+}
+
+// fullStore is a store with no room, or one that is down.
+type fullStore struct {
+	store.Store
+	err error
+}
+
+func (s fullStore) Put(context.Context, string, []byte, time.Duration) error { return s.err }
+
+func TestAFullStoreDegradesOneResponseAtATime(t *testing.T) {
+	body, _ := json.Marshal(corpus.Items(300))
+	t.Run("a full store: the response continues by running the handler again", func(t *testing.T) {
+		st := fullStore{Store: store.NewMemory(nil), err: fmt.Errorf("redis: OOM command not allowed: %w", store.ErrFull)}
+		g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret}, Store: st})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		checkPromises(t, g, ctxfit.Request{Endpoint: "list", Path: "list", Subject: "alice"}, ctxfit.Response{Body: body, ContentType: "application/json"})
+	})
+	t.Run("a store that is down: a 503 that says nothing of the backend", func(t *testing.T) {
+		st := fullStore{Store: store.NewMemory(nil), err: fmt.Errorf("redis: dial tcp 10.0.0.7:6379: connection refused: %w", store.ErrUnavailable)}
+		g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret}, Store: st, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Close() })
+		_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))
+		p := ctxfit.ProblemOf(err, ctxfit.Params{})
+		assert.Equal(t, 503, p.Status)
+		assert.NotContains(t, p.Detail, "10.0.0.7", "backend details are logged, not sent")
+	})
 }

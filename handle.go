@@ -424,7 +424,7 @@ func (g *Guard) load(ctx context.Context, e *engine, r ref, fetch Fetch) ([]byte
 	if r.snap.stored {
 		data, ok, err := g.store.Get(ctx, r.snap.id)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+			return nil, g.storeError(err)
 		}
 		if !ok {
 			return nil, ErrSnapshotGone
@@ -482,7 +482,7 @@ func (g *Guard) ResumeContext(ctx context.Context, token, subject string) (Reque
 		case argsStored:
 			args, ok, err := g.store.Get(ctx, string(r.args[1:]))
 			if err != nil {
-				return Request{}, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+				return Request{}, g.storeError(err)
 			}
 			if !ok {
 				return Request{}, ErrSnapshotGone

@@ -190,7 +190,7 @@ func (s *shaper) seqResult(r ref, lay layout, pg seqPage) (Result, error) {
 		nr := r
 		nr.pos, nr.offset, nr.index = int64(pg.next), r.offset+int64(pg.count), r.index+1
 		var err error
-		if next, err = s.cursorFor(nr); err != nil {
+		if next, err = s.nextCursor(nr); err != nil {
 			return Result{}, err
 		}
 	}
@@ -282,6 +282,7 @@ func (s *shaper) seqResult(r ref, lay layout, pg seqPage) (Result, error) {
 	if held > 0 {
 		res.Summary += fmt.Sprintf(" %d large value(s) held back as parts.", held)
 	}
+	res.Summary += s.strandedNote()
 	return res, nil
 }
 

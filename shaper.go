@@ -33,6 +33,9 @@ type shaper struct {
 	// fallback is set once a strategy panicked: the byte cut then counts
 	// nothing.
 	fallback bool
+	// stranded is set when a next cursor could not be issued (see
+	// errNoContinuation).
+	stranded bool
 }
 
 // Budget constants of shaped responses.
@@ -93,12 +96,14 @@ func (s *shaper) keep() (snapRef, error) {
 		ref = snapRef{id: fingerprint(s.data)}
 	} else {
 		id := store.IDOf(s.data) // identical snapshots share one entry
-		err := s.g.store.Put(s.ctx, id, s.data, time.Duration(s.e.cfg.CursorTTL))
+		err := s.g.store.Put(s.storeCtx(), id, s.data, time.Duration(s.e.cfg.CursorTTL))
 		switch {
-		case errors.Is(err, store.ErrTooLarge):
-			ref = snapRef{id: fingerprint(s.data)} // cannot keep it: replay this one
+		case errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrFull):
+			// No room for it (now): this response continues as in replay
+			// mode, by running the handler again.
+			ref = snapRef{id: fingerprint(s.data)}
 		case err != nil:
-			return snapRef{}, fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+			return snapRef{}, s.g.storeError(err)
 		default:
 			ref = snapRef{stored: true, id: id}
 		}
@@ -135,6 +140,17 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	return tok, nil
 }
 
+// nextCursor is cursorFor for a next page or chunk: when the response
+// cannot be continued now, it is "" and the result says so (stranded).
+func (s *shaper) nextCursor(r ref) (string, error) {
+	tok, err := s.cursorFor(r)
+	if errors.Is(err, errNoContinuation) {
+		s.stranded = true
+		return "", nil
+	}
+	return tok, err
+}
+
 // carry returns what a replay-mode cursor carries of the request's
 // filters (an MCP tool's arguments), so that a continuation can run the
 // tool again: the canonical filters themselves when they are small, else
@@ -147,11 +163,25 @@ func (s *shaper) carry(filters []byte) ([]byte, error) {
 		return append([]byte{argsInline}, filters...), nil
 	}
 	id := store.IDOf(filters)
-	if err := s.g.store.Put(s.ctx, id, filters, time.Duration(s.e.cfg.CursorTTL)); err != nil {
-		return nil, fmt.Errorf("%w: the arguments (%d bytes) are too large to travel in a cursor and the store cannot keep them (%w); in replay mode large arguments need a store: set Config.Mode to store", ErrStoreUnavailable, len(filters), err)
+	if err := s.g.store.Put(s.storeCtx(), id, filters, time.Duration(s.e.cfg.CursorTTL)); err != nil {
+		if errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrFull) {
+			return nil, errNoContinuation
+		}
+		return nil, s.g.storeError(err)
 	}
 	return append([]byte{argsStored}, id...), nil
 }
+
+// storeCtx is the request's context, telling the store whose snapshot it
+// keeps (each subject has a share of the store).
+func (s *shaper) storeCtx() context.Context {
+	return store.WithSubject(s.ctx, s.req.Subject)
+}
+
+// errNoContinuation: the response cannot be continued now (the arguments
+// it would need are too large for a cursor and the store has no room):
+// what fits is sent without a cursor, and the guidance says so.
+var errNoContinuation = errors.New("ctxfit: cannot continue this response now")
 
 // How a cursor carries arguments: the first byte says.
 const (

@@ -120,7 +120,7 @@ func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) 
 		nr.line = r.line + int64(newlines(piece, r.form))
 		nr.total = max(total, r.index+2)
 		var err error
-		if next, err = s.cursorFor(nr); err != nil {
+		if next, err = s.nextCursor(nr); err != nil {
 			return Result{}, err
 		}
 		total = nr.total
@@ -222,7 +222,17 @@ func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) 
 	}
 	res.Summary = fmt.Sprintf("Showing %s %d of %d (lines %s-%s of %s; %s tokens; budget %s).", what, r.index+1, total,
 		thousands(int(r.line)), thousands(int(endLine)), thousands(int(r.lines)), thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
+	res.Summary += s.strandedNote()
 	return res, nil
+}
+
+// strandedNote says, when a next cursor could not be issued, that the
+// rest cannot be continued now.
+func (s *shaper) strandedNote() string {
+	if !s.stranded {
+		return ""
+	}
+	return " The rest cannot be continued now (its arguments are too large for a cursor and the snapshot store is full): repeat the request later."
 }
 
 // isRootString reports whether the JSON string body r continues is the
