@@ -136,7 +136,7 @@ func ExampleTop() {
 }
 
 func ExampleTyped() {
-	s, _ := summary.New(&summary.Options{Budget: budget.Budget{Threshold: 10, HardCap: 1000}})
+	s, _ := summary.New(&summary.Options{Budget: budget.Budget{Threshold: 40, HardCap: 1000}})
 	data := []byte(`{"id":"BK1","status":"confirmed","notes":"` + strings.Repeat("late arrival ", 20) + `"}`)
 	r, err := s.Summarize(data, summary.Shape{Fields: []string{"id", "status"}})
 	if err != nil {

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -132,8 +133,14 @@ type Result struct {
 	ReductionPercent float64
 }
 
-// Summarize returns data unchanged when it holds at most the threshold of
-// tokens, and a summary of it otherwise.
+// Summarize is [Summarizer.SummarizeContext] with [context.Background]:
+// it always runs to the end.
+func (s *Summarizer) Summarize(data []byte, shape Shape) (*Result, error) {
+	return s.SummarizeContext(context.Background(), data, shape)
+}
+
+// SummarizeContext returns data unchanged when it holds at most the
+// threshold of tokens, and a summary of it otherwise.
 //
 // Pass-through: data is counted (stopping at the threshold) and returned as
 // it is, the same slice, without being parsed.
@@ -142,16 +149,16 @@ type Result struct {
 // set, the summary holds exactly those paths (see [Project]); otherwise
 // fields are selected automatically from the object: scalars at the top
 // level and one level down in objects, small lists of scalars and arrays
-// cut by a TopN rule, ranked by kind (identifiers; names and titles; status
-// and state; dates; amounts, prices, totals and currency; counts; other
-// short scalars; longer text), top-level fields before nested ones, ties in
-// input order. Identity fields (id, uuid, key, slug, and names ending in
-// Id, _id, Uuid, Key, Slug) are always kept; the other fields are added in
-// rank order while the marshalled summary, meta included, stays within
-// [Options.SummaryTokens] by exact count. A string longer than
-// [Options.TextLimit] characters is cut at a word boundary and ends with a
-// marker naming the characters left out and the parameter that fetches
-// them:
+// cut by a TopN rule, ranked by kind (identifiers; names, titles, types and
+// kinds; status and state; dates; amounts, prices, totals and currency;
+// counts; other short scalars; longer text), top-level fields before nested
+// ones, ties in input order. Identity fields (id, uuid, key, slug, and
+// names ending in Id, _id, Uuid, Key, Slug) are always kept; the other
+// fields are added in rank order, each one that fits (until a thousand in
+// a row do not), while the marshalled summary, meta included, stays within
+// [Options.SummaryTokens] by exact count. A string longer than [Options.TextLimit] characters is cut at a
+// word boundary and ends with a marker naming the characters left out and
+// the parameter that fetches them:
 //
 //	"A bright apartment with a view of the river… [1,234 more characters; fields=description]"
 //
@@ -163,11 +170,28 @@ type Result struct {
 // fetches everything). When nothing was left out the kind is "full" and
 // there is no link.
 //
+// The names of the sections left out take at most a tenth of the
+// threshold (by exact count): when the whole list is longer, the fields
+// parameter is "all", meta.omittedFields lists as many of the names as fit,
+// in input order, and meta.omittedFieldCount says how many sections were
+// left out or cut in all (see [Meta]).
+//
+// The work is linear in the size of data, apart from sorting the candidate
+// fields, and a bounded number of exact counts of the summary. It stops
+// soon (well within 50 ms) after ctx ends, with an error that wraps
+// ctx.Err().
+//
 // Errors: [ErrInvalidJSON]; [ErrNotObject] for automatic selection on
 // anything but an object; the errors of [Project]; [ErrInvalidOptions] for
-// a bad TopN rule; [*TooLargeError] when the summary is over the hard cap.
-func (s *Summarizer) Summarize(data []byte, shape Shape) (*Result, error) {
-	if n := budget.CountUpTo(s.counter, string(data), s.budget.Threshold); n <= s.budget.Threshold {
+// a bad TopN rule; [*TooLargeError] when the summary is over the hard cap;
+// the context's error.
+func (s *Summarizer) SummarizeContext(ctx context.Context, data []byte, shape Shape) (*Result, error) {
+	st := newStopper(ctx)
+	if err := st.check(); err != nil {
+		return nil, err
+	}
+	text := string(data)
+	if n := budget.CountUpTo(s.counter, text, s.budget.Threshold); n <= s.budget.Threshold {
 		return &Result{Response: data, TokensBefore: n, TokensAfter: n}, nil
 	}
 	for _, r := range shape.TopN {
@@ -175,36 +199,50 @@ func (s *Summarizer) Summarize(data []byte, shape Shape) (*Result, error) {
 			return nil, err
 		}
 	}
-	root, err := parse(data)
+	root, err := parse(ctx, data)
 	if err != nil {
 		return nil, err
 	}
-	before := s.counter.Count(string(data))
+	before, err := s.count(st, text)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{s: s, st: st, shape: shape, reduced: map[*node]bool{}, cutSections: map[string]bool{}}
 	omitted := map[string]int{}
-	reduced := map[*node]bool{}
 	for _, r := range shape.TopN {
-		root = applyTopN(root, strings.Split(r.Path, "."), r, omitted, reduced)
+		segs := strings.Split(r.Path, ".")
+		had := len(j.reduced)
+		if root, err = applyTopN(st, root, segs, r, omitted, j.reduced); err != nil {
+			return nil, err
+		}
+		if len(j.reduced) > had {
+			j.cutSections[segs[0]] = true
+		}
 	}
 	for k, v := range omitted {
 		if v == 0 {
 			delete(omitted, k)
 		}
 	}
-	if len(omitted) == 0 {
-		omitted = nil
+	if len(omitted) > 0 {
+		j.omitted = omitted
 	}
+	j.root = root
 
 	var out []byte
 	var resp RawSummaryResponse
 	if shape.Fields != nil {
-		out, resp, err = s.projected(root, shape, omitted, reduced)
+		out, resp, err = j.projected()
 	} else {
-		out, resp, err = s.auto(root, shape, omitted, reduced)
+		out, resp, err = j.auto()
 	}
 	if err != nil {
 		return nil, err
 	}
-	after := s.counter.Count(string(out))
+	after, err := s.count(st, string(out))
+	if err != nil {
+		return nil, err
+	}
 	if after > s.budget.HardCap {
 		return nil, &TooLargeError{Tokens: after, HardCap: s.budget.HardCap}
 	}
@@ -228,105 +266,191 @@ func SummarizeValue[T any](s *Summarizer, v T, shape Shape) (*Result, error) {
 	return s.Summarize(data, shape)
 }
 
-// projected summarizes root with the configured paths.
-func (s *Summarizer) projected(root *node, shape Shape, omitted map[string]int, reduced map[*node]bool) ([]byte, RawSummaryResponse, error) {
-	sum, paths, err := projectNode(root, shape.Fields)
+// job is the state of one summary.
+type job struct {
+	s           *Summarizer
+	st          *stopper
+	root        *node
+	shape       Shape
+	omitted     map[string]int  // elements left out per TopN path; nil when none
+	reduced     map[*node]bool  // the arrays TopN rules cut
+	cutSections map[string]bool // top-level fields holding an array a TopN rule cut
+}
+
+// projected summarizes the root with the configured paths.
+func (j *job) projected() ([]byte, RawSummaryResponse, error) {
+	sum, paths, err := projectNode(j.st, j.root, j.shape.Fields)
 	if err != nil {
 		return nil, RawSummaryResponse{}, err
 	}
 	// A section is whole when a path names it and no TopN rule cut it.
 	var partial []string
-	if root.kind == kindObject {
+	if j.root.kind == kindObject {
 		whole := map[string]bool{}
 		for _, p := range paths {
 			if !strings.Contains(p, ".") {
 				whole[p] = true
 			}
 		}
-		for i, k := range root.keys {
-			if !whole[k] || containsReduced(root.vals[i], reduced) {
+		for _, k := range j.root.keys {
+			if !whole[k] || j.cutSections[k] {
 				partial = append(partial, k)
 			}
 		}
 	} else {
 		partial = []string{FieldsAll}
 	}
-	meta := s.meta(root, shape, paths, partial, omitted)
+	meta, err := j.meta(paths, sliceList(partial))
+	if err != nil {
+		return nil, RawSummaryResponse{}, err
+	}
 	out := marshalRaw(nil, sum, &meta)
 	return out, RawSummaryResponse{Summary: appendJSON(nil, sum), Meta: meta}, nil
 }
 
-func containsReduced(n *node, reduced map[*node]bool) bool {
-	if len(reduced) == 0 {
-		return false
+// auto summarizes the root by automatic selection (see fit).
+func (j *job) auto() ([]byte, RawSummaryResponse, error) {
+	if j.root.kind != kindObject {
+		return nil, RawSummaryResponse{}, fmt.Errorf("%w: automatic selection needs an object, got a JSON %s; configure Shape.Fields, or paginate arrays with package pagination", ErrNotObject, kindName(j.root.kind))
 	}
-	if reduced[n] {
-		return true
+	cs, err := candidates(j.st, j.root, j.s.textLimit, j.reduced)
+	if err != nil {
+		return nil, RawSummaryResponse{}, err
 	}
-	for _, v := range n.vals {
-		if containsReduced(v, reduced) {
-			return true
-		}
+	f := newFitter(j, cs)
+	chosen, err := f.fit()
+	if err != nil {
+		return nil, RawSummaryResponse{}, err
 	}
-	return false
+	out, sum, meta, err := f.render(chosen)
+	if err != nil {
+		return nil, RawSummaryResponse{}, err
+	}
+	return out, RawSummaryResponse{Summary: appendJSON(nil, sum), Meta: meta}, nil
 }
 
-// auto summarizes root by automatic selection.
-func (s *Summarizer) auto(root *node, shape Shape, omitted map[string]int, reduced map[*node]bool) ([]byte, RawSummaryResponse, error) {
-	if root.kind != kindObject {
-		return nil, RawSummaryResponse{}, fmt.Errorf("%w: automatic selection needs an object, got a JSON %s; configure Shape.Fields, or paginate arrays with package pagination", ErrNotObject, kindName(root.kind))
-	}
-	cs := candidates(root, s.textLimit, reduced)
-	chosen := make([]bool, len(cs))
-	var rank []int
-	for i, c := range cs {
-		if c.identity {
-			chosen[i] = true
-		} else {
-			rank = append(rank, i)
-		}
-	}
-	slices.SortStableFunc(rank, func(a, b int) int { return cs[b].score - cs[a].score })
-
-	render := func() ([]byte, RawSummaryResponse) {
-		sum, paths, partialIdx := build(root, cs, chosen)
-		partial := make([]string, len(partialIdx))
-		for i, j := range partialIdx {
-			partial[i] = root.keys[j]
-		}
-		meta := s.meta(root, shape, paths, partial, omitted)
-		return marshalRaw(nil, sum, &meta), RawSummaryResponse{Summary: appendJSON(nil, sum), Meta: meta}
-	}
-	for _, i := range rank {
-		chosen[i] = true
-		out, _ := render()
-		if budget.CountUpTo(s.counter, string(out), s.summaryTokens) > s.summaryTokens {
-			chosen[i] = false
-		}
-	}
-	out, resp := render()
-	return out, resp, nil
+// nameList is a list of top-level field names in input order, read one at
+// a time so that a long list is never built whole.
+type nameList struct {
+	n  int                // the number of names
+	at func(i int) string // the i-th name, in order; called with i rising
 }
 
-// meta builds the meta of a summary; partial lists the top-level sections
-// left out or cut.
-func (s *Summarizer) meta(root *node, shape Shape, paths, partial []string, omitted map[string]int) Meta {
-	m := Meta{Kind: KindFull, TotalFields: len(topKeys(root)), ProjectedFields: paths, OmittedItems: omitted}
+func sliceList(s []string) nameList {
+	return nameList{n: len(s), at: func(i int) string { return s[i] }}
+}
+
+// meta builds the meta of a summary: paths are the projected paths, partial
+// the top-level sections left out or cut.
+func (j *job) meta(paths []string, partial nameList) (Meta, error) {
+	m := Meta{Kind: KindFull, TotalFields: j.totalFields(), ProjectedFields: paths, OmittedItems: j.omitted}
 	if m.ProjectedFields == nil {
 		m.ProjectedFields = []string{}
 	}
-	if len(partial) > 0 || len(omitted) > 0 {
-		fields := strings.Join(partial, ",")
-		if fields == "" {
-			fields = FieldsAll
+	if partial.n == 0 && len(j.omitted) == 0 {
+		return m, nil
+	}
+	fields := FieldsAll
+	if partial.n > 0 {
+		list, listed, err := j.s.boundedList(j.st, partial)
+		if err != nil {
+			return Meta{}, err
 		}
-		m.Kind = KindPreview
-		m.DetailsAvailable = &Details{
-			Endpoint:   fillEndpoint(shape.Endpoint, root),
-			Parameters: map[string]string{"fields": fields},
+		if list != "" {
+			fields = list
+		} else {
+			m.OmittedFields = listed
+			m.OmittedFieldCount = partial.n
 		}
 	}
-	return m
+	m.Kind = KindPreview
+	m.DetailsAvailable = &Details{
+		Endpoint:   fillEndpoint(j.shape.Endpoint, j.root),
+		Parameters: map[string]string{"fields": fields},
+	}
+	return m, nil
+}
+
+// totalFields is the number of top-level fields of the root.
+func (j *job) totalFields() int {
+	if j.root.kind == kindObject {
+		return len(j.root.keys)
+	}
+	return len(topKeys(j.root))
+}
+
+// listShare is the part of the threshold that the names of the sections a
+// summary left out may take: a tenth.
+const listShare = 10
+
+// boundedList returns how a summary names the sections in names. When the
+// whole comma-separated list, as a JSON string, takes at most
+// threshold/listShare tokens by exact count, it is list. Otherwise list is
+// "" and listed holds the longest prefix of names whose JSON array takes
+// at most that many tokens. Only a prefix about twice as long as what
+// fits is ever read.
+func (s *Summarizer) boundedList(st *stopper, names nameList) (list string, listed []string, err error) {
+	limit := s.budget.Threshold / listShare
+	var read []string
+	var buf []byte
+	fits := func(n int, asList bool) (bool, error) {
+		for len(read) < n {
+			read = append(read, names.at(len(read)))
+		}
+		buf = buf[:0]
+		if asList {
+			buf = appendString(buf, strings.Join(read[:n], ","))
+		} else {
+			buf = appendStrings(buf, read[:n])
+		}
+		t, err := s.countUpTo(st, string(buf), limit)
+		return t <= limit, err
+	}
+	// Grow the prefix until it is the whole list or no longer fits.
+	n := min(8, names.n)
+	for {
+		ok, err := fits(n, true)
+		if err != nil {
+			return "", nil, err
+		}
+		if !ok {
+			break
+		}
+		if n == names.n {
+			return strings.Join(read, ","), nil, nil
+		}
+		n = min(2*n, names.n)
+	}
+	// The whole list is too long: the longest prefix of the array that fits.
+	lo, hi := 0, n // the prefix of lo names fits, that of hi does not
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid, false)
+		if err != nil {
+			return "", nil, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return "", nil, nil
+	}
+	return "", slices.Clone(read[:lo]), nil
+}
+
+// appendStrings appends the JSON array of ss.
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
 }
 
 // fillEndpoint replaces each {name} of template by the path-escaped value
@@ -346,7 +470,7 @@ func fillEndpoint(template string, root *node) string {
 		b.WriteString(rest[:i])
 		name := rest[i+1 : i+j]
 		if v := root.get(name); v != nil && (v.kind == kindString || v.kind == kindNumber) {
-			b.WriteString(url.PathEscape(v.lit))
+			b.WriteString(url.PathEscape(v.text()))
 		} else {
 			b.WriteString(rest[i : i+j+1])
 		}

@@ -214,7 +214,7 @@ func TestAutomaticSelection(t *testing.T) {
 		{
 			name: "primary fields come before other short scalars when the budget is tight",
 			data: `{"color":"red","material":"steel","id":7,"name":"Kettle","status":"active","notes":"` + longText + `"}`,
-			opts: summary.Options{Budget: budget.Budget{Threshold: 10, HardCap: 1000}, SummaryTokens: 56},
+			opts: summary.Options{Budget: budget.Budget{Threshold: 100, HardCap: 1000}, SummaryTokens: 56},
 			want: `{"id":7,"name":"Kettle","status":"active"}`,
 		},
 		{

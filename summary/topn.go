@@ -70,35 +70,44 @@ func Top[T any](items []T, n int, minScore float64, score func(T) (float64, bool
 // applyTopN returns a copy of n in which the arrays that r names hold only
 // their top elements, and adds the number left out to omitted[r.Path]. The
 // copy shares unchanged subtrees with n. reduced collects the new arrays.
-func applyTopN(n *node, segs []string, r TopN, omitted map[string]int, reduced map[*node]bool) *node {
+func applyTopN(st *stopper, n *node, segs []string, r TopN, omitted map[string]int, reduced map[*node]bool) (*node, error) {
+	if err := st.tick(); err != nil {
+		return nil, err
+	}
 	switch {
 	case n.kind == kindArray && len(segs) > 0:
 		out := &node{kind: kindArray, vals: make([]*node, len(n.vals))}
 		for i, v := range n.vals {
-			out.vals[i] = applyTopN(v, segs, r, omitted, reduced)
+			var err error
+			if out.vals[i], err = applyTopN(st, v, segs, r, omitted, reduced); err != nil {
+				return nil, err
+			}
 		}
-		return out
+		return out, nil
 	case n.kind == kindObject && len(segs) > 0:
 		i := slices.Index(n.keys, segs[0])
 		if i < 0 {
-			return n
+			return n, nil
 		}
 		out := &node{kind: kindObject, keys: n.keys, vals: slices.Clone(n.vals)}
-		out.vals[i] = applyTopN(n.vals[i], segs[1:], r, omitted, reduced)
-		return out
+		var err error
+		if out.vals[i], err = applyTopN(st, n.vals[i], segs[1:], r, omitted, reduced); err != nil {
+			return nil, err
+		}
+		return out, nil
 	case n.kind == kindArray: // the path ends at this array
 		kept, dropped := Top(n.vals, r.N, r.Min, func(v *node) (float64, bool) {
 			s := v.get(r.Score)
 			if s == nil || (s.kind != kindNumber && s.kind != kindString) {
 				return 0, false
 			}
-			f, err := strconv.ParseFloat(s.lit, 64)
+			f, err := strconv.ParseFloat(s.text(), 64)
 			return f, err == nil
 		})
 		out := &node{kind: kindArray, vals: kept}
 		omitted[r.Path] += dropped
 		reduced[out] = true
-		return out
+		return out, nil
 	}
-	return n
+	return n, nil
 }
