@@ -35,7 +35,8 @@ func ServeDetails(full []byte, fields string) ([]byte, error) {
 // asked for it explicitly.
 //
 // The work is linear in the size of full and of fields, and stops soon
-// after ctx ends, with an error that wraps ctx.Err().
+// after ctx ends (or at once when it has ended), with an error that wraps
+// ctx.Err().
 //
 // Errors: [ErrInvalidJSON]; [ErrNotObject] when full is not an object (for
 // "all" full is returned without being parsed); [*UnknownFieldError]
@@ -46,6 +47,9 @@ func ServeDetails(full []byte, fields string) ([]byte, error) {
 // for a path whose top-level field exists but that names nothing below it,
 // listing the top-level fields.
 func ServeDetailsContext(ctx context.Context, full []byte, fields string) ([]byte, error) {
+	if err := newStopper(ctx).check(); err != nil {
+		return nil, err
+	}
 	names := parseFields(fields)
 	if slices.Contains(names, FieldsAll) {
 		return full, nil

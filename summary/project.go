@@ -205,6 +205,9 @@ func Project(data []byte, paths []string) (json.RawMessage, []string, error) {
 // that wraps ctx.Err(). Its work is linear in the size of data and of
 // paths.
 func ProjectContext(ctx context.Context, data []byte, paths []string) (json.RawMessage, []string, error) {
+	if err := newStopper(ctx).check(); err != nil {
+		return nil, nil, err
+	}
 	t, uniq, err := compilePaths(paths)
 	if err != nil {
 		return nil, nil, err
