@@ -20,10 +20,15 @@ func (s *Summarizer) count(st *stopper, text string) (int, error) {
 // countUpTo is count that may stop once the count passes limit, returning
 // some value above it; a negative limit means no limit.
 func (s *Summarizer) countUpTo(st *stopper, text string, limit int) (int, error) {
+	return s.countIn(st, text, limit, countSegment)
+}
+
+// countIn is countUpTo with segments of about segment bytes.
+func (s *Summarizer) countIn(st *stopper, text string, limit, segment int) (int, error) {
 	if err := st.check(); err != nil {
 		return 0, err
 	}
-	if _, exact := s.counter.(*budget.ExactCounter); !exact || len(text) <= countSegment {
+	if _, exact := s.counter.(*budget.ExactCounter); !exact || len(text) <= segment {
 		if limit < 0 {
 			return s.counter.Count(text), nil
 		}
@@ -32,8 +37,8 @@ func (s *Summarizer) countUpTo(st *stopper, text string, limit int) (int, error)
 	total := 0
 	for len(text) > 0 {
 		cut := len(text)
-		if len(text) > countSegment {
-			cut = nextCut(text, countSegment)
+		if len(text) > segment {
+			cut = nextCut(text, segment)
 		}
 		if limit < 0 {
 			total += s.counter.Count(text[:cut])

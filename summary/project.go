@@ -210,6 +210,10 @@ func ProjectContext(ctx context.Context, data []byte, paths []string) (json.RawM
 	}
 	t, uniq, err := compilePaths(paths)
 	if err != nil {
+		// Invalid JSON is reported first, as when the paths are valid.
+		if _, jerr := parseShallow(ctx, data); jerr != nil {
+			return nil, nil, jerr
+		}
 		return nil, nil, err
 	}
 	if len(uniq) == 0 {
