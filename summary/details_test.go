@@ -1,8 +1,10 @@
 package summary_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +173,23 @@ func TestServeDetailsRejectsBadPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDrillDownErrorsStayShort(t *testing.T) {
+	full := envObject(5000, false)
+	var names []string
+	for i := range 1000 {
+		names = append(names, fmt.Sprintf("missing_%d_%s", i, strings.Repeat("é", 100)))
+	}
+	_, err := summary.ServeDetails(full, strings.Join(names, ","))
+	var ufe *summary.UnknownFieldError
+	require.ErrorAs(t, err, &ufe)
+	assert.Len(t, ufe.Fields, 1000, "the error value keeps every unknown name")
+	assert.Len(t, ufe.Valid, 5000, "and every valid one")
+	msg := err.Error()
+	assert.Less(t, len(msg), 8<<10, "the message is short whatever the sizes")
+	assert.Contains(t, msg, "and 990 more")
+	assert.Contains(t, msg, "and 4900 more")
+	assert.Contains(t, msg, `"missing_0_éé`)
+	assert.True(t, utf8.ValidString(msg), "names are cut between characters")
 }
