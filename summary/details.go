@@ -63,7 +63,7 @@ func ServeDetailsContext(ctx context.Context, full []byte, fields string) ([]byt
 			g.add(segs, name)
 		}
 	}
-	root, err := parseRaw(ctx, full, g)
+	root, rawKeys, err := parseRaw(ctx, full, g)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,8 @@ func ServeDetailsContext(ctx context.Context, full []byte, fields string) ([]byt
 		}
 		return nil, &UnknownFieldError{Fields: unknown, Valid: valid}
 	}
-	out, _, err := appendProjected(newStopper(ctx), make([]byte, 0, 64), root, t)
+	pr := projector{st: newStopper(ctx), rawKeys: rawKeys}
+	out, _, err := pr.append(make([]byte, 0, 64), root, t)
 	if err != nil {
 		return nil, err
 	}
@@ -122,18 +123,24 @@ func topLevel(ctx context.Context, data []byte) ([]string, error) {
 	return topKeys(n), nil
 }
 
-// appendProjected appends to dst the part of n that the paths of t select,
-// as [project] selects it, with every key and every value kept whole
-// written as its raw text, and reports whether anything matched. n comes
-// from parseRaw.
-func appendProjected(st *stopper, dst []byte, n *node, t *pathTrie) ([]byte, bool, error) {
-	if err := st.tick(); err != nil {
+// projector writes drill-downs of a tree that parseRaw built.
+type projector struct {
+	st      *stopper
+	rawKeys map[*node][][]byte // from parseRaw
+}
+
+// append appends to dst the part of n that the paths of t select, as
+// [project] selects it, with every key and every value kept whole written
+// as its raw text, and reports whether anything matched.
+func (pr *projector) append(dst []byte, n *node, t *pathTrie) ([]byte, bool, error) {
+	if err := pr.st.tick(); err != nil {
 		return nil, false, err
 	}
 	switch n.kind {
 	case kindObject:
 		dst = append(dst, '{')
 		matched := false
+		rawKeys := pr.rawKeys[n]
 		for i, k := range n.keys {
 			c := t.children[k]
 			if c == nil {
@@ -143,7 +150,7 @@ func appendProjected(st *stopper, dst []byte, n *node, t *pathTrie) ([]byte, boo
 			if matched {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, n.rawKeys[i]...)
+			dst = append(dst, rawKeys[i]...)
 			dst = append(dst, ':')
 			if c.leaf {
 				c.hit = true
@@ -153,7 +160,7 @@ func appendProjected(st *stopper, dst []byte, n *node, t *pathTrie) ([]byte, boo
 			}
 			var ok bool
 			var err error
-			if dst, ok, err = appendProjected(st, dst, n.vals[i], c); err != nil {
+			if dst, ok, err = pr.append(dst, n.vals[i], c); err != nil {
 				return nil, false, err
 			}
 			if !ok {
@@ -181,7 +188,7 @@ func appendProjected(st *stopper, dst []byte, n *node, t *pathTrie) ([]byte, boo
 			first = false
 			var ok bool
 			var err error
-			if dst, ok, err = appendProjected(st, dst, v, t); err != nil {
+			if dst, ok, err = pr.append(dst, v, t); err != nil {
 				return nil, false, err
 			}
 			matched = matched || ok

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -82,6 +83,44 @@ func FuzzParse(f *testing.F) {
 		slices.Sort(b)
 		if !slices.Equal(a, b) {
 			t.Fatalf("shallow top-level fields %q, full %q", b, a)
+		}
+
+		// A parse for a summary gives the same candidates, and the same
+		// projection of configured fields, as a full parse.
+		sp, err := parseForSummary(ctx, data, Shape{})
+		if err != nil {
+			t.Fatalf("a parse for a summary fails on valid JSON: %v", err)
+		}
+		if n.kind == kindObject {
+			want, _ := candidates(nil, n, 20, nil)
+			got, _ := candidates(nil, sp, 20, nil)
+			if len(want) != len(got) {
+				t.Fatalf("%d candidates from a parse for a summary, %d from a full one, on %q", len(got), len(want), data)
+			}
+			for i := range want {
+				w, g := want[i], got[i]
+				if w.path != g.path || w.score != g.score || !bytes.Equal(appendJSON(nil, w.value), appendJSON(nil, g.value)) {
+					t.Fatalf("candidate %q (%d) from a parse for a summary, %q (%d) from a full one, on %q", g.path, g.score, w.path, w.score, data)
+				}
+			}
+		}
+		if ps := strings.Split(paths, ","); !slices.Contains(ps, "") {
+			fp, err := parseForSummary(ctx, data, Shape{Fields: ps})
+			if _, _, cerr := compilePaths(ps); cerr != nil {
+				if !errors.Is(err, ErrInvalidPath) {
+					t.Fatalf("a malformed path gives %v", err)
+				}
+			} else if err != nil {
+				t.Fatalf("a parse for configured fields fails on valid JSON: %v", err)
+			}
+			if err != nil {
+				return
+			}
+			want, _, werr := projectNode(nil, n, ps)
+			got, _, gerr := projectNode(nil, fp, ps)
+			if (werr == nil) != (gerr == nil) || werr == nil && !bytes.Equal(appendJSON(nil, want), appendJSON(nil, got)) {
+				t.Fatalf("configured fields %q project differently after a parse for a summary, on %q", paths, data)
+			}
 		}
 
 		tFull, uniq, err := compilePaths(strings.Split(paths, ","))

@@ -59,6 +59,24 @@ func (t *pathTrie) add(segs []string, path string) {
 	t.path = path
 }
 
+// merge adds the paths of o to t.
+func (t *pathTrie) merge(o *pathTrie) {
+	if o.leaf {
+		t.leaf, t.path = true, o.path
+	}
+	for k, oc := range o.children {
+		c := t.children[k]
+		if c == nil {
+			if t.children == nil {
+				t.children = map[string]*pathTrie{}
+			}
+			c = &pathTrie{}
+			t.children[k] = c
+		}
+		c.merge(oc)
+	}
+}
+
 // misses appends the paths of the leaves below t that matched nothing.
 // A leaf below another leaf (the "a.b" of "a" and "a.b") counts as matched
 // when its ancestor did.

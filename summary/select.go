@@ -42,9 +42,10 @@ type candidate struct {
 
 // fieldWords splits a key into lower-case words: "checkInDate" gives
 // check, in, date; "guest_id" gives guest, id; "userID" gives user, id.
-// Words are slices of the key when they are lower case already.
-func fieldWords(key string) []string {
-	words := make([]string, 0, 4)
+// Words are slices of the key when they are lower case already; they are
+// appended to words[:0].
+func fieldWords(key string, words []string) []string {
+	words = words[:0]
 	start := -1 // byte offset of the current word
 	var prev rune
 	flush := func(end int) {
@@ -168,11 +169,13 @@ func isEmptyContainer(n *node) bool {
 // are cut (see truncateText).
 func candidates(st *stopper, root *node, textLimit int, reduced map[*node]bool) ([]candidate, error) {
 	cs := make([]candidate, 0, len(root.keys))
+	buf := make([]string, 0, 8) // the words of a key
 	add := func(section, sub int, path, key string, v *node, depth int, marker string) {
 		c := candidate{section: section, sub: sub, path: path, value: v, complete: true}
 		var words []string
 		if v.isScalar() {
-			words = fieldWords(key)
+			buf = fieldWords(key, buf)
+			words = buf
 		}
 		switch {
 		case reduced[v]:

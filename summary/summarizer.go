@@ -199,7 +199,7 @@ func (s *Summarizer) SummarizeContext(ctx context.Context, data []byte, shape Sh
 			return nil, err
 		}
 	}
-	root, err := parse(ctx, data)
+	root, err := parseForSummary(ctx, data, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -256,6 +256,37 @@ func (s *Summarizer) SummarizeContext(ctx context.Context, data []byte, shape Sh
 	}, nil
 }
 
+// summaryLevels is the nesting that automatic selection looks at: the
+// top-level fields, the fields of top-level objects, and the elements of
+// the lists among them.
+const summaryLevels = 3
+
+// parseForSummary parses data, building only what a summary of the shape
+// reads: the levels automatic selection looks at (or, with configured
+// fields, the top-level fields), and the paths of the configured fields and
+// of the TopN rules whole.
+func parseForSummary(ctx context.Context, data []byte, shape Shape) (*node, error) {
+	t := &pathTrie{}
+	for _, r := range shape.TopN {
+		t.add(strings.Split(r.Path, "."), r.Path)
+	}
+	levels := summaryLevels
+	if shape.Fields != nil {
+		fields, _, err := compilePaths(shape.Fields)
+		if err != nil {
+			// Invalid JSON is reported first, as when the paths are valid.
+			if _, jerr := parseShallow(ctx, data); jerr != nil {
+				return nil, jerr
+			}
+			return nil, err
+		}
+		t.merge(fields)
+		levels = 1
+	}
+	p := parser{data: data, stop: newStopper(ctx)}
+	return p.run(guide{mode: prefix, t: t, levels: levels})
+}
+
 // SummarizeValue is [Summarizer.Summarize] for a Go value, marshalled with
 // encoding/json first.
 func SummarizeValue[T any](s *Summarizer, v T, shape Shape) (*Result, error) {
@@ -272,9 +303,10 @@ type job struct {
 	st          *stopper
 	root        *node
 	shape       Shape
-	omitted     map[string]int  // elements left out per TopN path; nil when none
-	reduced     map[*node]bool  // the arrays TopN rules cut
-	cutSections map[string]bool // top-level fields holding an array a TopN rule cut
+	omitted     map[string]int    // elements left out per TopN path; nil when none
+	reduced     map[*node]bool    // the arrays TopN rules cut
+	cutSections map[string]bool   // top-level fields holding an array a TopN rule cut
+	nameCost    map[string][2]int // estimated tokens of a left-out name, in a list and in an array
 }
 
 // projected summarizes the root with the configured paths.
@@ -352,7 +384,7 @@ func (j *job) meta(paths []string, partial nameList) (Meta, error) {
 	}
 	fields := FieldsAll
 	if partial.n > 0 {
-		list, listed, err := j.s.boundedList(j.st, partial)
+		list, listed, err := j.boundedList(partial)
 		if err != nil {
 			return Meta{}, err
 		}
@@ -386,59 +418,109 @@ const listShare = 10
 // boundedList returns how a summary names the sections in names. When the
 // whole comma-separated list, as a JSON string, takes at most
 // threshold/listShare tokens by exact count, it is list. Otherwise list is
-// "" and listed holds the longest prefix of names whose JSON array takes
-// at most that many tokens. Only a prefix about twice as long as what
-// fits is ever read.
-func (s *Summarizer) boundedList(st *stopper, names nameList) (list string, listed []string, err error) {
+// "" and listed holds a prefix of names whose JSON array takes at most that
+// many tokens, by exact count: the longest one, unless the estimates
+// below were more than a quarter over.
+//
+// Each name's cost is estimated once per summary (by the exact count of
+// the name with its separators), and the sums of the costs choose a first
+// prefix; exact counts of the list then move it (a handful of them, or a
+// binary search). Only the names whose estimated cost fits, with a margin,
+// are ever read, so the work does not grow with the number of names.
+func (j *job) boundedList(names nameList) (list string, listed []string, err error) {
+	s := j.s
 	limit := s.budget.Threshold / listShare
-	var read []string
-	var buf []byte
-	fits := func(n int, asList bool) (bool, error) {
-		for len(read) < n {
-			read = append(read, names.at(len(read)))
-		}
-		buf = buf[:0]
-		if asList {
-			buf = appendString(buf, strings.Join(read[:n], ","))
-		} else {
-			buf = appendStrings(buf, read[:n])
-		}
-		t, err := s.countUpTo(st, string(buf), limit)
-		return t <= limit, err
+	margin := limit/4 + 8
+	if j.nameCost == nil {
+		j.nameCost = map[string][2]int{}
 	}
-	// Grow the prefix until it is the whole list or no longer fits.
-	n := min(8, names.n)
-	for {
-		ok, err := fits(n, true)
+	// Read names while their estimated cost stays within the limit and its
+	// margin, in either form.
+	var read []string
+	arrSums := []int{1} // estimated tokens of the array of the first i names
+	strSum := 1
+	var buf []byte
+	for len(read) < names.n && (strSum <= limit+margin || arrSums[len(arrSums)-1] <= limit+margin) {
+		name := names.at(len(read))
+		cost, ok := j.nameCost[name]
+		if !ok {
+			buf = append(append(buf[:0], name...), ',')
+			cost[0] = s.counter.Count(string(buf))
+			buf = appendString(buf[:0], name)
+			buf = append(buf, ',')
+			cost[1] = s.counter.Count(string(buf))
+			j.nameCost[name] = cost
+		}
+		read = append(read, name)
+		strSum += cost[0]
+		arrSums = append(arrSums, arrSums[len(arrSums)-1]+cost[1])
+	}
+	if len(read) == names.n && strSum <= limit+margin {
+		all := strings.Join(read, ",")
+		t, err := s.countUpTo(j.st, string(appendString(buf[:0], all)), limit)
 		if err != nil {
 			return "", nil, err
 		}
-		if !ok {
+		if t <= limit {
+			return all, nil, nil
+		}
+	}
+	// The whole list is too long: a prefix of the array that fits. Start
+	// from the estimates, then move by the exact counts.
+	count := func(n int) (int, error) {
+		buf = appendStrings(buf[:0], read[:n])
+		return s.countUpTo(j.st, string(buf), limit)
+	}
+	// longest returns the longest prefix from lo (fits) to hi (does not).
+	longest := func(lo, hi int) (int, error) {
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			t, err := count(mid)
+			if err != nil {
+				return 0, err
+			}
+			if t <= limit {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return lo, nil
+	}
+	k, _ := slices.BinarySearch(arrSums, limit+1) // arrSums[k-1] <= limit
+	k = max(k-1, 0)
+	t, err := count(k)
+	if err != nil {
+		return "", nil, err
+	}
+	if t > limit {
+		if k, err = longest(0, k); err != nil {
+			return "", nil, err
+		}
+	}
+	for range 4 {
+		if t > limit || k == len(read) {
 			break
 		}
-		if n == names.n {
-			return strings.Join(read, ","), nil, nil
-		}
-		n = min(2*n, names.n)
-	}
-	// The whole list is too long: the longest prefix of the array that fits.
-	lo, hi := 0, n // the prefix of lo names fits, that of hi does not
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		ok, err := fits(mid, false)
+		// Grow by what the room left holds at the cost per name so far.
+		perName := max(float64(t-1)/float64(max(k, 1)), 1)
+		next := min(k+max(int(float64(limit-t)/perName), 1), len(read))
+		tn, err := count(next)
 		if err != nil {
 			return "", nil, err
 		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
+		if tn > limit {
+			if k, err = longest(k, next); err != nil {
+				return "", nil, err
+			}
+			break
 		}
+		k, t = next, tn
 	}
-	if lo == 0 {
+	if k == 0 {
 		return "", nil, nil
 	}
-	return "", slices.Clone(read[:lo]), nil
+	return "", slices.Clone(read[:k]), nil
 }
 
 // appendStrings appends the JSON array of ss.

@@ -31,15 +31,13 @@ const (
 // a number's literal is its raw text. Objects hold keys and vals in input
 // order; arrays hold vals. raw is the value's text in the input, white
 // space inside it included; nil for a node made by this package (a cut
-// string, a projection). rawKeys, set only by a parse that keeps raw keys,
-// holds each key's text in the input, quotes included.
+// string, a projection).
 type node struct {
-	kind    kind
-	lit     string
-	keys    []string
-	vals    []*node
-	raw     []byte
-	rawKeys [][]byte
+	kind kind
+	lit  string
+	keys []string
+	vals []*node
+	raw  []byte
 }
 
 // get returns the value of key in the object n, or nil.
@@ -162,10 +160,11 @@ func parseShallow(ctx context.Context, data []byte) (*node, error) {
 // parseRaw is parseGuided for drill-downs: below a path's end it builds
 // nothing (the value is written as its raw text); of duplicate object keys
 // the last one wins at its own position, as a drill-down serves them; and
-// objects keep the raw text of their keys.
-func parseRaw(ctx context.Context, data []byte, t *pathTrie) (*node, error) {
+// it returns the raw text of the keys of each object it built.
+func parseRaw(ctx context.Context, data []byte, t *pathTrie) (*node, map[*node][][]byte, error) {
 	p := parser{data: data, stop: newStopper(ctx), raw: true, leaf: rawOnly}
-	return p.run(guide{mode: follow, t: t})
+	n, err := p.run(guide{mode: follow, t: t})
+	return n, p.rawKeyTable, err
 }
 
 // Modes of a guide.
@@ -174,12 +173,14 @@ const (
 	rawOnly               // check the value and keep its raw text only
 	follow                // build the members t names
 	shallow               // build the members of objects with their raw text only, through arrays
+	prefix                // build levels levels of containers, and what t names below them
 )
 
 // guide says what part of a value a parse builds.
 type guide struct {
-	mode uint8
-	t    *pathTrie // for follow
+	mode   uint8
+	t      *pathTrie // for follow and prefix; nil for none
+	levels int       // for prefix
 }
 
 // parser is a recursive-descent JSON parser that builds nodes. It runs in
@@ -201,6 +202,10 @@ type parser struct {
 	vals    []*node
 	rawKeys [][]byte
 	elems   []*node
+
+	// rawKeyTable holds, in drill-down mode, the raw text of the keys of
+	// each object built, quotes included.
+	rawKeyTable map[*node][][]byte
 }
 
 // syntaxError is a parse failure at a byte offset.
@@ -282,7 +287,7 @@ func (p *parser) value(g guide) (*node, error) {
 	p.space()
 	start := p.pos
 	var n *node
-	if g.mode == rawOnly {
+	if g.mode == rawOnly || g.mode == prefix && g.levels == 0 && g.t == nil && p.pos < len(p.data) && (p.data[p.pos] == '{' || p.data[p.pos] == '[') {
 		if err := p.skip(); err != nil {
 			return nil, err
 		}
@@ -656,6 +661,15 @@ func (p *parser) array(g guide) (*node, error) {
 		return n, nil
 	}
 	base := len(p.elems)
+	if g.mode == prefix {
+		// The elements of a nested array are only looked at as scalars
+		// (a list of them is a candidate of a summary); those of a
+		// top-level array make the top-level fields.
+		g.levels = max(g.levels-1, 0)
+		if p.depth > 1 {
+			g.levels = 0
+		}
+	}
 	for {
 		v, err := p.value(g)
 		if err != nil {
@@ -675,10 +689,6 @@ func (p *parser) array(g guide) (*node, error) {
 	}
 }
 
-// indexFrom is the number of keys from which an object finds duplicate keys
-// through a map rather than by comparing with every key.
-const indexFrom = 16
-
 func (p *parser) object(g guide) (*node, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
@@ -692,8 +702,6 @@ func (p *parser) object(g guide) (*node, error) {
 		return n, nil
 	}
 	base := len(p.keys)
-	var index map[string]int // positions from base, built once the object is large
-	dropped := false         // drill-down mode: an earlier duplicate was dropped
 	for {
 		p.space()
 		kstart := p.pos
@@ -701,101 +709,75 @@ func (p *parser) object(g guide) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		sub := g
-		switch g.mode {
-		case shallow:
-			sub = guide{mode: rawOnly}
-		case follow:
-			// Look the key up without decoding it when it needs no decoding.
-			var c *pathTrie
-			if needsUnquote(body) {
-				c = g.t.children[unquote(body)]
-			} else {
-				c = g.t.children[string(body)]
+		if sub, keep := p.member(g, body); keep {
+			v, err := p.value(sub)
+			if err != nil {
+				return nil, err
 			}
-			switch {
-			case c == nil:
-				if err := p.skip(); err != nil {
-					return nil, err
-				}
-				done, err := p.next('}', "after object key:value pair")
-				if err != nil {
-					return nil, err
-				}
-				if done {
-					return p.endObject(n, base, dropped), nil
-				}
-				continue
-			case c.leaf:
-				sub = guide{mode: p.leaf}
-			default:
-				sub = guide{mode: follow, t: c}
-			}
-		}
-		key := decodeBody(body)
-		rawKey := p.data[kstart : kstart+len(body)+2]
-		v, err := p.value(sub)
-		if err != nil {
-			return nil, err
-		}
-
-		members := len(p.keys) - base
-		if index == nil && members >= indexFrom {
-			index = make(map[string]int, 2*members)
-			for i, k := range p.keys[base:] {
-				if p.vals[base+i] != nil {
-					index[k] = i
-				}
-			}
-		}
-		at := -1
-		if index != nil {
-			if i, ok := index[key]; ok {
-				at = i
-			}
-		} else {
-			for i, k := range p.keys[base:] {
-				if k == key && p.vals[base+i] != nil {
-					at = i
-					break
-				}
-			}
-		}
-		switch {
-		case at >= 0 && !p.raw:
-			p.vals[base+at] = v
-		default:
-			if at >= 0 { // drill-down mode: the last one wins at its position
-				p.vals[base+at] = nil
-				dropped = true
-			}
-			if index != nil {
-				index[key] = members
-			}
-			p.keys = append(p.keys, key)
+			p.keys = append(p.keys, decodeBody(body))
 			p.vals = append(p.vals, v)
 			if p.raw {
-				p.rawKeys = append(p.rawKeys, rawKey)
+				p.rawKeys = append(p.rawKeys, p.data[kstart:kstart+len(body)+2])
 			}
+		} else if err := p.skip(); err != nil {
+			return nil, err
 		}
-
 		done, err := p.next('}', "after object key:value pair")
 		if err != nil {
 			return nil, err
 		}
 		if done {
-			return p.endObject(n, base, dropped), nil
+			p.endObject(n, base)
+			return n, nil
 		}
 	}
 }
 
-// endObject moves the members from base on into n, leaving out the ones
-// dropped (nil values).
-func (p *parser) endObject(n *node, base int, dropped bool) *node {
+// indexFrom is the number of keys from which an object finds duplicate keys
+// through a map rather than by comparing each key with the ones before.
+const indexFrom = 16
+
+// endObject moves the members from base on into n. Of duplicate keys the
+// last value wins, at the position of the first (or, in drill-down mode,
+// at its own position).
+func (p *parser) endObject(n *node, base int) {
 	keys, vals := p.keys[base:], p.vals[base:]
 	var rawKeys [][]byte
 	if p.raw {
 		rawKeys = p.rawKeys[base:]
+	}
+	// Find duplicates: a dropped member gets a nil value.
+	dropped := false
+	drop := func(first, later int) {
+		dropped = true
+		if p.raw {
+			vals[first] = nil
+			return
+		}
+		vals[first], vals[later] = vals[later], nil
+	}
+	if len(keys) < indexFrom {
+		for i := 1; i < len(keys); i++ {
+			for j := range i {
+				if vals[j] != nil && keys[j] == keys[i] {
+					drop(j, i)
+					break
+				}
+			}
+		}
+	} else {
+		at := make(map[string]int, len(keys))
+		for i, k := range keys {
+			j, seen := at[k]
+			if !seen {
+				at[k] = i
+				continue
+			}
+			drop(j, i)
+			if p.raw {
+				at[k] = i
+			}
+		}
 	}
 	if dropped {
 		w := 0
@@ -814,11 +796,12 @@ func (p *parser) endObject(n *node, base int, dropped bool) *node {
 			rawKeys = rawKeys[:w]
 		}
 	}
-	if len(keys) > 0 {
-		n.keys, n.vals = slices.Clone(keys), slices.Clone(vals)
-		if rawKeys != nil {
-			n.rawKeys = slices.Clone(rawKeys)
+	n.keys, n.vals = slices.Clone(keys), slices.Clone(vals)
+	if rawKeys != nil {
+		if p.rawKeyTable == nil {
+			p.rawKeyTable = map[*node][][]byte{}
 		}
+		p.rawKeyTable[n] = slices.Clone(rawKeys)
 	}
 	clear(p.keys[base:])
 	clear(p.vals[base:])
@@ -827,7 +810,44 @@ func (p *parser) endObject(n *node, base int, dropped bool) *node {
 		clear(p.rawKeys[base:])
 		p.rawKeys = p.rawKeys[:base]
 	}
-	return n
+}
+
+// member returns how to parse the value of the member whose key has the
+// body key, in an object parsed as g says, or false when the member is not
+// built at all.
+func (p *parser) member(g guide, key []byte) (guide, bool) {
+	var c *pathTrie
+	if g.t != nil {
+		// Look the key up without decoding it when it needs no decoding.
+		if needsUnquote(key) {
+			c = g.t.children[unquote(key)]
+		} else {
+			c = g.t.children[string(key)]
+		}
+	}
+	switch g.mode {
+	case shallow:
+		return guide{mode: rawOnly}, true
+	case follow:
+		switch {
+		case c == nil:
+			return guide{}, false
+		case c.leaf:
+			return guide{mode: p.leaf}, true
+		}
+		return guide{mode: follow, t: c}, true
+	case prefix:
+		switch {
+		case c != nil && c.leaf:
+			return guide{mode: buildAll}, true
+		case c != nil:
+			return guide{mode: prefix, t: c, levels: max(g.levels-1, 0)}, true
+		case g.levels == 0:
+			return guide{}, false
+		}
+		return guide{mode: prefix, levels: g.levels - 1}, true
+	}
+	return g, true
 }
 
 // appendJSON appends the compact JSON of n to dst. Numbers are written as
