@@ -45,18 +45,23 @@ func compilePaths(paths []string) (*pathTrie, []string, error) {
 // add adds the path of segments segs, written path.
 func (t *pathTrie) add(segs []string, path string) {
 	for _, s := range segs {
-		c := t.children[s]
-		if c == nil {
-			if t.children == nil {
-				t.children = map[string]*pathTrie{}
-			}
-			c = &pathTrie{}
-			t.children[s] = c
-		}
-		t = c
+		t = t.child(s)
 	}
 	t.leaf = true
 	t.path = path
+}
+
+// child returns the child of t for the segment s, added when missing.
+func (t *pathTrie) child(s string) *pathTrie {
+	c := t.children[s]
+	if c == nil {
+		if t.children == nil {
+			t.children = map[string]*pathTrie{}
+		}
+		c = &pathTrie{}
+		t.children[s] = c
+	}
+	return c
 }
 
 // merge adds the paths of o to t.
@@ -65,15 +70,7 @@ func (t *pathTrie) merge(o *pathTrie) {
 		t.leaf, t.path = true, o.path
 	}
 	for k, oc := range o.children {
-		c := t.children[k]
-		if c == nil {
-			if t.children == nil {
-				t.children = map[string]*pathTrie{}
-			}
-			c = &pathTrie{}
-			t.children[k] = c
-		}
-		c.merge(oc)
+		t.child(k).merge(oc)
 	}
 }
 
