@@ -136,6 +136,27 @@ func BenchmarkSizesSummarize(b *testing.B) {
 	})
 }
 
+// BenchmarkSizesSummarizeFields summarizes each shape with configured
+// fields (top-level ones, and an id three levels down), and the elements
+// with a TopN rule that keeps the three most expensive.
+func BenchmarkSizesSummarizeFields(b *testing.B) {
+	s := newSummarizer(b, nil)
+	eachSize(b, func(shape string, n int, data []byte) func() error {
+		sh := summary.Shape{Endpoint: "/x/{id}", Fields: []string{"id", "name"}}
+		switch shape {
+		case "elements":
+			sh.Fields = append(sh.Fields, "items")
+			sh.TopN = []summary.TopN{{Path: "items", Score: "price", N: 3}}
+		case "deep":
+			sh.Fields = append(sh.Fields, "next.next.next.id")
+		}
+		return func() error {
+			_, err := s.Summarize(data, sh)
+			return err
+		}
+	})
+}
+
 // BenchmarkSizesProject projects each shape on two top-level fields and
 // a field through the array or the deepest id.
 func BenchmarkSizesProject(b *testing.B) {
