@@ -66,15 +66,14 @@ type Meta struct {
 	// parameter is then "all" instead of the list. Zero (and omitted from
 	// the JSON) when the fields parameter lists them all. It is an
 	// addition to the data model.
-	//
-	// OmittedFields then lists the first of those names, in input order,
-	// as many as fit in that tenth of the threshold (by exact count of
-	// their JSON array); the OmittedFieldCount - len(OmittedFields) others
-	// are not named. Nil (and omitted from the JSON) when none fit or the
-	// fields parameter lists them all. It is an addition to the data
-	// model.
-	OmittedFields     []string `json:"omittedFields,omitempty"`
-	OmittedFieldCount int      `json:"omittedFieldCount,omitempty"`
+	OmittedFieldCount int `json:"omittedFieldCount,omitempty"`
+	// OmittedFields lists, when OmittedFieldCount is set, the first of
+	// those names, in input order, as many as fit in that tenth of the
+	// threshold (by exact count of their JSON array); the
+	// OmittedFieldCount - len(OmittedFields) others are not named. Nil
+	// (and omitted from the JSON) when none fit or the fields parameter
+	// lists them all. It is an addition to the data model.
+	OmittedFields []string `json:"omittedFields,omitempty"`
 }
 
 // Details is the drill-down link of a summary: the data model's

@@ -177,9 +177,11 @@ func (s *Summarizer) Summarize(data []byte, shape Shape) (*Result, error) {
 // left out or cut in all (see [Meta]).
 //
 // The work is linear in the size of data, apart from sorting the candidate
-// fields, and a bounded number of exact counts of the summary. It stops
-// soon (well within 50 ms) after ctx ends, with an error that wraps
-// ctx.Err().
+// fields, and a bounded number of exact counts of the summary. It looks
+// at ctx before it starts, every thousand or so values it parses or
+// fields it weighs, and every 64 KiB it counts, and stops with an error
+// that wraps ctx.Err() once ctx has ended: within milliseconds (what it
+// cannot cut is copying the input and writing the summary out).
 //
 // Errors: [ErrInvalidJSON]; [ErrNotObject] for automatic selection on
 // anything but an object; the errors of [Project]; [ErrInvalidOptions] for
