@@ -64,6 +64,7 @@ func checkWide(t *testing.T, s *summary.Summarizer, data []byte) wideCheck {
 	require.True(t, r.Summarized)
 	w := wideCheck{meta: r.Summary.Meta, respToks: c.Count(string(r.Response)), threshold: s.Budget().Threshold}
 	assert.Equal(t, w.respToks, r.TokensAfter)
+	assert.Equal(t, c.Count(string(data)), r.TokensBefore, "the input is counted exactly, in segments when long")
 	w.sum = decode(t, r.Summary.Summary).(map[string]any)
 	full := decode(t, data).(map[string]any)
 	for _, k := range orderedKeys(t, data) {
