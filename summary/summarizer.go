@@ -309,6 +309,7 @@ type job struct {
 	reduced     map[*node]bool    // the arrays TopN rules cut
 	cutSections map[string]bool   // top-level fields holding an array a TopN rule cut
 	nameCost    map[string][2]int // estimated tokens of a left-out name, in a list and in an array
+	filled      *string           // the drill-down endpoint, once filled
 }
 
 // projected summarizes the root with the configured paths.
@@ -403,6 +404,15 @@ func (j *job) meta(paths []string, partial nameList) (Meta, error) {
 		Parameters: map[string]string{"fields": fields},
 	}
 	return m, nil
+}
+
+// endpoint returns the drill-down endpoint, filled once per summary.
+func (j *job) endpoint() string {
+	if j.filled == nil {
+		e := fillEndpoint(j.shape.Endpoint, j.root)
+		j.filled = &e
+	}
+	return *j.filled
 }
 
 // totalFields is the number of top-level fields of the root.
