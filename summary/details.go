@@ -1,77 +1,201 @@
 package summary
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
 )
 
-// ServeDetails serves a drill-down request: given the full object (the
-// bytes the endpoint would return without summarization) and the request's
-// fields parameter, it returns
+// ServeDetails is [ServeDetailsContext] with [context.Background].
+func ServeDetails(full []byte, fields string) ([]byte, error) {
+	return ServeDetailsContext(context.Background(), full, fields)
+}
+
+// ServeDetailsContext serves a drill-down request: given the full object
+// (the bytes the endpoint would return without summarization) and the
+// request's fields parameter, it returns
 //
 //   - for "all": full itself, the same slice, unchanged;
 //   - for a comma-separated list of top-level fields such as
 //     "priceBreakdown,policies": an object holding exactly those fields,
-//     whole, in the order of full, each value byte for byte as in full
-//     (white space inside a value included), and nothing else.
+//     whole, in the order of full, and nothing else;
+//   - for dotted paths such as "guest.address.city", and paths through
+//     arrays such as "rooms.id", mixed with top-level fields or not: the
+//     part of full they name, with its nesting, as [Project] selects it
+//     (object elements of a crossed array are kept, as {} when they hold
+//     none of the paths; scalar elements are left out).
 //
-// Spaces around names are ignored and repeated names count once. The
-// caller must not summarize the result again: the client asked for it
-// explicitly.
+// Whatever the output holds whole (a field's value, a key) is its text in
+// full, byte for byte (white space inside a value included), never decoded
+// and encoded again. A name that is a top-level field of full is that
+// field, even when it holds a dot. Spaces around names are ignored and
+// repeated names count once; of duplicate keys the last one wins, at its
+// own position. The caller must not summarize the result again: the client
+// asked for it explicitly.
+//
+// The work is linear in the size of full and of fields, and stops soon
+// after ctx ends (or at once when it has ended), with an error that wraps
+// ctx.Err().
 //
 // Errors: [ErrInvalidJSON]; [ErrNotObject] when full is not an object (for
 // "all" full is returned without being parsed); [*UnknownFieldError]
-// (wrapping [ErrUnknownField]) when fields is empty or names a field that
-// full lacks, listing the valid names.
-func ServeDetails(full []byte, fields string) ([]byte, error) {
+// (wrapping [ErrUnknownField]) when fields is empty or names a field, or
+// starts a path with a field, that full lacks, listing the valid names;
+// [*PathError] (wrapping [ErrInvalidPath]) for a path with an empty
+// segment ("a..b", "a."); [*UnknownPathError] (wrapping [ErrUnknownPath])
+// for a path whose top-level field exists but that names nothing below it,
+// listing the top-level fields.
+func ServeDetailsContext(ctx context.Context, full []byte, fields string) ([]byte, error) {
+	if err := newStopper(ctx).check(); err != nil {
+		return nil, err
+	}
 	names := parseFields(fields)
-	for _, n := range names {
-		if n == FieldsAll {
-			return full, nil
+	if slices.Contains(names, FieldsAll) {
+		return full, nil
+	}
+	// Build only what the names can reach, read as top-level fields and,
+	// for those with dots, as paths.
+	g := &pathTrie{}
+	for _, name := range names {
+		g.add([]string{name}, name)
+		if segs := strings.Split(name, "."); len(segs) > 1 && !slices.Contains(segs, "") {
+			g.add(segs, name)
 		}
 	}
-	keys, vals, err := splitObject(full)
+	root, rawKeys, err := parseRaw(ctx, full, g)
 	if err != nil {
 		return nil, err
 	}
-	want := make(map[string]bool, len(names))
-	for _, n := range names {
-		want[n] = true
+	if root.kind != kindObject {
+		return nil, fmt.Errorf("%w: drill-down needs the full object, got another JSON value", ErrNotObject)
 	}
+	top := make(map[string]bool, len(root.keys))
+	for _, k := range root.keys {
+		top[k] = true
+	}
+	t := &pathTrie{}
 	var unknown []string
-	found := map[string]bool{}
-	for _, k := range keys {
-		found[k] = true
-	}
-	for _, n := range names {
-		if !found[n] {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(names) == 0 || len(unknown) > 0 {
-		return nil, &UnknownFieldError{Fields: unknown, Valid: uniqueKeys(keys)}
-	}
-	// Of duplicate keys the last wins, as with encoding/json.
-	last := map[string]int{}
-	for i, k := range keys {
-		last[k] = i
-	}
-	out := []byte{'{'}
-	for i, k := range keys {
-		if !want[k] || last[k] != i {
+	for _, name := range names {
+		if top[name] {
+			t.add([]string{name}, name)
 			continue
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
+		segs := strings.Split(name, ".")
+		if len(segs) > 1 && slices.Contains(segs, "") {
+			return nil, &PathError{Path: name, Reason: "has an empty segment"}
 		}
-		out = appendString(out, k)
-		out = append(out, ':')
-		out = append(out, vals[i]...)
+		if len(segs) == 1 || !top[segs[0]] {
+			unknown = append(unknown, name)
+			continue
+		}
+		t.add(segs, name)
 	}
-	return append(out, '}'), nil
+	if len(names) == 0 || len(unknown) > 0 {
+		valid, err := topLevel(ctx, full)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &UnknownFieldError{Fields: unknown, Valid: valid}
+	}
+	pr := projector{st: newStopper(ctx), rawKeys: rawKeys}
+	out, _, err := pr.append(make([]byte, 0, 64), root, t)
+	if err != nil {
+		return nil, err
+	}
+	if missed := t.misses(nil, false); len(missed) > 0 {
+		valid, err := topLevel(ctx, full)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &UnknownPathError{Paths: inOrder(missed, names), Available: valid}
+	}
+	return out, nil
+}
+
+// topLevel returns the top-level fields of data (see [topKeys]), for the
+// errors that list them.
+func topLevel(ctx context.Context, data []byte) ([]string, error) {
+	n, err := parseShallow(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	return topKeys(n), nil
+}
+
+// projector writes drill-downs of a tree that parseRaw built.
+type projector struct {
+	st      *stopper
+	rawKeys map[*node][][]byte // from parseRaw
+}
+
+// append appends to dst the part of n that the paths of t select, as
+// [project] selects it, with every key and every value kept whole written
+// as its raw text, and reports whether anything matched.
+func (pr *projector) append(dst []byte, n *node, t *pathTrie) ([]byte, bool, error) {
+	if err := pr.st.tick(); err != nil {
+		return nil, false, err
+	}
+	switch n.kind {
+	case kindObject:
+		dst = append(dst, '{')
+		matched := false
+		rawKeys := pr.rawKeys[n]
+		for i, k := range n.keys {
+			c := t.children[k]
+			if c == nil {
+				continue
+			}
+			mark := len(dst)
+			if matched {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, rawKeys[i]...)
+			dst = append(dst, ':')
+			if c.leaf {
+				c.hit = true
+				dst = append(dst, n.vals[i].raw...)
+				matched = true
+				continue
+			}
+			var ok bool
+			var err error
+			if dst, ok, err = pr.append(dst, n.vals[i], c); err != nil {
+				return nil, false, err
+			}
+			if !ok {
+				dst = dst[:mark]
+				continue
+			}
+			matched = true
+		}
+		return append(dst, '}'), matched, nil
+	case kindArray:
+		if len(n.vals) == 0 {
+			// An empty array holds every path vacuously.
+			t.markHit()
+			return append(dst, "[]"...), true, nil
+		}
+		dst = append(dst, '[')
+		matched, first := false, true
+		for _, v := range n.vals {
+			if v.isScalar() {
+				continue
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			var ok bool
+			var err error
+			if dst, ok, err = pr.append(dst, v, t); err != nil {
+				return nil, false, err
+			}
+			matched = matched || ok
+		}
+		return append(dst, ']'), matched, nil
+	}
+	return dst, false, nil
 }
 
 // parseFields splits a fields parameter into names, without blanks or
@@ -79,7 +203,7 @@ func ServeDetails(full []byte, fields string) ([]byte, error) {
 func parseFields(fields string) []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, f := range strings.Split(fields, ",") {
+	for f := range strings.SplitSeq(fields, ",") {
 		f = strings.TrimSpace(f)
 		if f != "" && !seen[f] {
 			seen[f] = true
@@ -87,53 +211,4 @@ func parseFields(fields string) []string {
 		}
 	}
 	return names
-}
-
-func uniqueKeys(keys []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// splitObject returns the keys of the JSON object data and the raw bytes of
-// their values, in input order.
-func splitObject(data []byte) ([]string, []json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		if !json.Valid(data) {
-			return nil, nil, ErrInvalidJSON
-		}
-		return nil, nil, fmt.Errorf("%w: drill-down needs the full object, got another JSON value", ErrNotObject)
-	}
-	var keys []string
-	var vals []json.RawMessage
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-		}
-		keys = append(keys, kt.(string))
-		vals = append(vals, raw)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, fmt.Errorf("%w: data after the object", ErrInvalidJSON)
-	}
-	return keys, vals, nil
 }

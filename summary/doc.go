@@ -26,11 +26,38 @@
 //
 // The fields come from the [Shape] of the response: configured paths, or
 // automatic selection of the identifying and primary fields within
-// [Options.SummaryTokens] (see [Summarizer.Summarize]). [TopN] rules keep
-// the best elements of arrays by a score, as the API-to-MCP gateway keeps
-// the top three traits by accuracy. [ServeDetails] answers the drill-down
-// request: fields=all for the whole object, or fields=a,b for exactly those
-// sections.
+// [Options.SummaryTokens] (see [Summarizer.SummarizeContext]): identity
+// fields first, then as many real values as fit. [TopN] rules keep the
+// best elements of arrays by a score, as the API-to-MCP gateway keeps the
+// top three traits by accuracy.
+//
+// The names of the sections a summary left out take at most a tenth of
+// the threshold, by exact count. A wide object whose left-out names would
+// take more gets fields=all in its drill-down link, and lists in
+// meta.omittedFields as many of those names as fit, in input order, with
+// their number in meta.omittedFieldCount (see [Meta]):
+//
+//	"meta":{"kind":"preview","totalFields":1504,"projectedFields":["id","name",...],
+//	        "detailsAvailable":{"endpoint":"/env","parameters":{"fields":"all"}},
+//	        "omittedFieldCount":1476,"omittedFields":["NPM_CONFIG_0","HOME_NODE_1",...]}
+//
+// # Drill-downs
+//
+// [ServeDetails] answers the drill-down request: fields=all for the whole
+// object, fields=a,b for exactly those sections, and dotted paths
+// ("guest.address.city", "rooms.id" through an array) for the parts they
+// name, as [Project] selects them. Whatever it returns whole is the
+// input's own text, byte for byte.
+//
+// # Cost and cancellation
+//
+// Parsing, selection, projection, fitting a summary to its budget, meta
+// and drill-downs take time linear in the input (sorting the candidate
+// fields of a summary, n log n); a summary costs a bounded number of exact
+// counts besides the count of the input. [Summarizer.SummarizeContext],
+// [ProjectContext] and [ServeDetailsContext] look at their context every
+// thousand or so steps and stop soon after it ends, with an error that
+// wraps ctx.Err().
 //
 // # Compact text
 //
@@ -46,6 +73,7 @@
 // [ErrUnknownField] ([*UnknownFieldError]), [ErrTooLarge]
 // ([*TooLargeError]), [ErrInvalidFormat] ([*FormatError]),
 // [ErrInvalidOptions], and the fallback reasons [ErrNoFormat],
-// [ErrFormatFailed] and [ErrFormatTimeout]. Every message starts with
-// "summary:".
+// [ErrFormatFailed] and [ErrFormatTimeout], and the context's errors.
+// Every message starts with "summary:" and stays short: the lists it gives
+// are cut, with the number of names left out.
 package summary

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Test with [errors.Is].
@@ -64,7 +65,9 @@ type UnknownPathError struct {
 	Available []string // the top-level fields of the input, in input order
 }
 
-// Error lists the unknown paths and the fields to choose from.
+// Error lists the unknown paths and the fields to choose from: at most ten
+// paths, each cut to 64 bytes, and a hundred fields, with the number of the
+// others.
 func (e *UnknownPathError) Error() string {
 	return fmt.Sprintf("summary: projection path %s names no field of the input; the top-level fields are: %s; fix or remove the path",
 		quoteList(e.Paths), availableList(e.Available))
@@ -80,7 +83,9 @@ type UnknownFieldError struct {
 	Valid  []string // the object's sections, in input order
 }
 
-// Error lists the unknown names and the valid ones.
+// Error lists the unknown names and the valid ones: at most ten names,
+// each cut to 64 bytes, and a hundred valid ones, with the number of the
+// others.
 func (e *UnknownFieldError) Error() string {
 	if len(e.Fields) == 0 {
 		return fmt.Sprintf("summary: the fields parameter is empty; send fields=all for the whole object, or a comma-separated list of: %s",
@@ -123,17 +128,43 @@ func (e *FormatError) Error() string {
 // Unwrap returns [ErrInvalidFormat].
 func (e *FormatError) Unwrap() error { return ErrInvalidFormat }
 
+// Bounds of the lists error messages give, so that a message stays short
+// whatever the size of the input or of the request: the error values keep
+// the whole lists.
+const (
+	maxQuoted    = 10  // names a request asked for
+	maxQuotedLen = 64  // bytes of each of them
+	maxAvailable = 100 // names the input has
+)
+
+// quoteList quotes the first maxQuoted names of s, each cut to maxQuotedLen
+// bytes, and says how many more there are.
 func quoteList(s []string) string {
-	q := make([]string, len(s))
-	for i, v := range s {
-		q[i] = fmt.Sprintf("%q", v)
+	q := make([]string, 0, min(len(s), maxQuoted)+1)
+	for _, v := range s[:min(len(s), maxQuoted)] {
+		if len(v) > maxQuotedLen {
+			cut := maxQuotedLen
+			for cut > 0 && !utf8.RuneStart(v[cut]) {
+				cut--
+			}
+			v = v[:cut] + "…"
+		}
+		q = append(q, fmt.Sprintf("%q", v))
+	}
+	if len(s) > maxQuoted {
+		q = append(q, fmt.Sprintf("and %d more", len(s)-maxQuoted))
 	}
 	return strings.Join(q, ", ")
 }
 
+// availableList lists the first maxAvailable names of s and says how many
+// more there are.
 func availableList(s []string) string {
 	if len(s) == 0 {
 		return "(none)"
+	}
+	if len(s) > maxAvailable {
+		return strings.Join(s[:maxAvailable], ", ") + fmt.Sprintf(", and %d more", len(s)-maxAvailable)
 	}
 	return strings.Join(s, ", ")
 }

@@ -136,7 +136,7 @@ func ExampleTop() {
 }
 
 func ExampleTyped() {
-	s, _ := summary.New(&summary.Options{Budget: budget.Budget{Threshold: 10, HardCap: 1000}})
+	s, _ := summary.New(&summary.Options{Budget: budget.Budget{Threshold: 40, HardCap: 1000}})
 	data := []byte(`{"id":"BK1","status":"confirmed","notes":"` + strings.Repeat("late arrival ", 20) + `"}`)
 	r, err := s.Summarize(data, summary.Shape{Fields: []string{"id", "status"}})
 	if err != nil {
@@ -186,4 +186,51 @@ func ExampleNewFormatter() {
 	// - [1d ago] retro - Ship smaller changes.
 	// bytes 379 -> 103, tokens 122 -> 30, 75% saved
 	// true summary: no output format for the operation "search_nodes"; the JSON is sent as it is: add a Format for it to compact it
+}
+
+func ExampleSummarizer_SummarizeContext() {
+	s, err := summary.New(&summary.Options{Budget: budget.Budget{Threshold: 1000, HardCap: 3000}})
+	if err != nil {
+		panic(err)
+	}
+	// A wide object: 600 variables, then what identifies it.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 600 {
+		fmt.Fprintf(&b, `"VAR_%03d":"/usr/local/lib/node_modules/pkg%d/bin",`, i, i)
+	}
+	b.WriteString(`"id":"env-1","name":"server environment"}`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r, err := s.SummarizeContext(ctx, []byte(b.String()), summary.Shape{Endpoint: "/env/{id}"})
+	if err != nil {
+		panic(err)
+	}
+	m := r.Summary.Meta
+	fmt.Println("shown:", m.ProjectedFields)
+	fmt.Println("rest:", m.DetailsAvailable.Endpoint, m.DetailsAvailable.Parameters)
+	fmt.Printf("%d fields, %d left out, the first %d named: %s, …\n",
+		m.TotalFields, m.OmittedFieldCount, len(m.OmittedFields), strings.Join(m.OmittedFields[:3], ", "))
+	fmt.Println("within the summary budget:", r.TokensAfter <= 1000/4)
+	// Output:
+	// shown: [VAR_000 VAR_001 VAR_002 VAR_003 id name]
+	// rest: /env/env-1 map[fields:all]
+	// 602 fields, 596 left out, the first 24 named: VAR_004, VAR_005, VAR_006, …
+	// within the summary budget: true
+}
+
+func ExampleServeDetailsContext() {
+	full := []byte(`{"id":"BK1","guest":{"name":"Ann","address":{"city":"Rome","zip":"00100"}},"rooms":[{"id":1,"rate":120.50},{"id":2,"rate":99.00}]}`)
+	part, err := summary.ServeDetailsContext(context.Background(), full, "id,guest.address.city,rooms.rate")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(part))
+
+	_, err = summary.ServeDetailsContext(context.Background(), full, "guest.phone")
+	fmt.Println(err)
+	// Output:
+	// {"id":"BK1","guest":{"address":{"city":"Rome"}},"rooms":[{"rate":120.50},{"rate":99.00}]}
+	// summary: projection path "guest.phone" names no field of the input; the top-level fields are: id, guest, rooms; fix or remove the path
 }

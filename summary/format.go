@@ -247,7 +247,10 @@ func (f *Formatter) render(ctx context.Context, operation string, raw []byte) (s
 	if c == nil {
 		return "", fmt.Errorf("%w %q; the JSON is sent as it is: add a Format for it to compact it", ErrNoFormat, operation)
 	}
-	projected, _, err := Project(raw, c.f.Fields)
+	projected, _, err := ProjectContext(ctx, raw, c.f.Fields)
+	if err != nil && ctx.Err() != nil {
+		return "", fmt.Errorf("%w: format %q: %w; the JSON is sent as it is", ErrFormatTimeout, c.f.ID, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w: format %q: %w; the JSON is sent as it is", ErrFormatFailed, c.f.ID, err)
 	}

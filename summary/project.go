@@ -1,8 +1,10 @@
 package summary
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -35,22 +37,41 @@ func compilePaths(paths []string) (*pathTrie, []string, error) {
 		}
 		seen[p] = true
 		uniq = append(uniq, p)
-		t := root
-		for _, s := range segs {
-			c := t.children[s]
-			if c == nil {
-				if t.children == nil {
-					t.children = map[string]*pathTrie{}
-				}
-				c = &pathTrie{}
-				t.children[s] = c
-			}
-			t = c
-		}
-		t.leaf = true
-		t.path = p
+		root.add(segs, p)
 	}
 	return root, uniq, nil
+}
+
+// add adds the path of segments segs, written path.
+func (t *pathTrie) add(segs []string, path string) {
+	for _, s := range segs {
+		t = t.child(s)
+	}
+	t.leaf = true
+	t.path = path
+}
+
+// child returns the child of t for the segment s, added when missing.
+func (t *pathTrie) child(s string) *pathTrie {
+	c := t.children[s]
+	if c == nil {
+		if t.children == nil {
+			t.children = map[string]*pathTrie{}
+		}
+		c = &pathTrie{}
+		t.children[s] = c
+	}
+	return c
+}
+
+// merge adds the paths of o to t.
+func (t *pathTrie) merge(o *pathTrie) {
+	if o.leaf {
+		t.leaf, t.path = true, o.path
+	}
+	for k, oc := range o.children {
+		t.child(k).merge(oc)
+	}
 }
 
 // misses appends the paths of the leaves below t that matched nothing.
@@ -70,7 +91,10 @@ func (t *pathTrie) misses(dst []string, covered bool) []string {
 // anything matched. Objects keep the selected keys in input order; arrays
 // keep every object or array element, projected (possibly to {} or []),
 // and leave scalar elements out; an empty array matches every path.
-func project(n *node, t *pathTrie) (*node, bool) {
+func project(st *stopper, n *node, t *pathTrie) (*node, bool, error) {
+	if err := st.tick(); err != nil {
+		return nil, false, err
+	}
 	switch n.kind {
 	case kindObject:
 		out := &node{kind: kindObject}
@@ -85,12 +109,16 @@ func project(n *node, t *pathTrie) (*node, bool) {
 				out.vals = append(out.vals, n.vals[i])
 				continue
 			}
-			if sub, ok := project(n.vals[i], c); ok {
+			sub, ok, err := project(st, n.vals[i], c)
+			if err != nil {
+				return nil, false, err
+			}
+			if ok {
 				out.keys = append(out.keys, k)
 				out.vals = append(out.vals, sub)
 			}
 		}
-		return out, len(out.keys) > 0
+		return out, len(out.keys) > 0, nil
 	case kindArray:
 		out := &node{kind: kindArray}
 		matched := false
@@ -98,7 +126,10 @@ func project(n *node, t *pathTrie) (*node, bool) {
 			if v.isScalar() {
 				continue
 			}
-			sub, ok := project(v, t)
+			sub, ok, err := project(st, v, t)
+			if err != nil {
+				return nil, false, err
+			}
 			matched = matched || ok
 			out.vals = append(out.vals, sub)
 		}
@@ -106,11 +137,11 @@ func project(n *node, t *pathTrie) (*node, bool) {
 			// An empty array holds every path vacuously: "rooms.id" on
 			// "rooms":[] is not an error.
 			t.markHit()
-			return out, true
+			return out, true, nil
 		}
-		return out, matched
+		return out, matched, nil
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // markHit marks every leaf below t as matched.
@@ -126,7 +157,7 @@ func (t *pathTrie) markHit() {
 // projectNode applies paths to n and returns the projection and the paths
 // (deduplicated, in the order given). A path that matches nothing is an
 // [*UnknownPathError].
-func projectNode(n *node, paths []string) (*node, []string, error) {
+func projectNode(st *stopper, n *node, paths []string) (*node, []string, error) {
 	t, uniq, err := compilePaths(paths)
 	if err != nil {
 		return nil, nil, err
@@ -134,27 +165,27 @@ func projectNode(n *node, paths []string) (*node, []string, error) {
 	if len(uniq) == 0 {
 		return n, uniq, nil
 	}
-	out, _ := project(n, t)
+	out, _, err := project(st, n, t)
+	if err != nil {
+		return nil, nil, err
+	}
 	if out == nil { // a scalar root: nothing can match
 		out = &node{kind: kindObject}
 	}
 	if missed := t.misses(nil, false); len(missed) > 0 {
-		order := make(map[string]int, len(uniq))
-		for i, p := range uniq {
-			order[p] = i
-		}
-		sortByIndex(missed, order)
-		return nil, nil, &UnknownPathError{Paths: missed, Available: topKeys(n)}
+		return nil, nil, &UnknownPathError{Paths: inOrder(missed, uniq), Available: topKeys(n)}
 	}
 	return out, uniq, nil
 }
 
-func sortByIndex(s []string, order map[string]int) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && order[s[j]] < order[s[j-1]]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
+// inOrder sorts the paths s by their position in order.
+func inOrder(s, order []string) []string {
+	pos := make(map[string]int, len(order))
+	for i, p := range order {
+		pos[p] = i
 	}
+	slices.SortFunc(s, func(a, b string) int { return pos[a] - pos[b] })
+	return s
 }
 
 // Project returns the fields of the JSON value data that paths name, with
@@ -182,13 +213,49 @@ func sortByIndex(s []string, order map[string]int) {
 // [*UnknownPathError] (wrapping [ErrUnknownPath]) listing every path that
 // names nothing, with the top-level fields of data.
 func Project(data []byte, paths []string) (json.RawMessage, []string, error) {
-	n, err := parse(data)
+	return ProjectContext(context.Background(), data, paths)
+}
+
+// ProjectContext is [Project] that stops soon after ctx ends, with an error
+// that wraps ctx.Err(). Its work is linear in the size of data and of
+// paths.
+func ProjectContext(ctx context.Context, data []byte, paths []string) (json.RawMessage, []string, error) {
+	if err := newStopper(ctx).check(); err != nil {
+		return nil, nil, err
+	}
+	t, uniq, err := compilePaths(paths)
+	if err != nil {
+		// Invalid JSON is reported first, as when the paths are valid.
+		if _, jerr := parseShallow(ctx, data); jerr != nil {
+			return nil, nil, jerr
+		}
+		return nil, nil, err
+	}
+	if len(uniq) == 0 {
+		n, err := parse(ctx, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return appendJSON(nil, n), uniq, nil
+	}
+	// Build only what the paths reach.
+	n, err := parseGuided(ctx, data, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	out, uniq, err := projectNode(n, paths)
+	out, _, err := project(newStopper(ctx), n, t)
 	if err != nil {
 		return nil, nil, err
+	}
+	if missed := t.misses(nil, false); len(missed) > 0 {
+		available, err := topLevel(ctx, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, &UnknownPathError{Paths: inOrder(missed, uniq), Available: available}
+	}
+	if out == nil { // a scalar root: nothing can match, and missed is not empty
+		out = &node{kind: kindObject}
 	}
 	return appendJSON(nil, out), uniq, nil
 }

@@ -60,6 +60,20 @@ type Meta struct {
 	// left out; nil (and omitted from the JSON) when no rule left any out.
 	// It is an addition to the data model.
 	OmittedItems map[string]int `json:"omittedItems,omitempty"`
+	// OmittedFieldCount is the number of top-level sections the summary
+	// left out or cut, set when their names would take more than a tenth
+	// of the threshold (by exact count): DetailsAvailable's fields
+	// parameter is then "all" instead of the list. Zero (and omitted from
+	// the JSON) when the fields parameter lists them all. It is an
+	// addition to the data model.
+	OmittedFieldCount int `json:"omittedFieldCount,omitempty"`
+	// OmittedFields lists, when OmittedFieldCount is set, the first of
+	// those names, in input order, as many as fit in that tenth of the
+	// threshold (by exact count of their JSON array); the
+	// OmittedFieldCount - len(OmittedFields) others are not named. Nil
+	// (and omitted from the JSON) when none fit or the fields parameter
+	// lists them all. It is an addition to the data model.
+	OmittedFields []string `json:"omittedFields,omitempty"`
 }
 
 // Details is the drill-down link of a summary: the data model's
@@ -72,8 +86,9 @@ type Details struct {
 	// "/api/v1/bookings/BK12345".
 	Endpoint string `json:"endpoint"`
 	// Parameters are the request parameters that fetch the rest: "fields"
-	// is "all" or a comma-separated list of the top-level sections the
-	// summary left out or cut (see [ServeDetails]).
+	// is a comma-separated list of the top-level sections the summary left
+	// out or cut (see [ServeDetails]), or "all" when that list would be
+	// too long (see [Meta.OmittedFields]) or the input is not an object.
 	Parameters map[string]string `json:"parameters"`
 }
 

@@ -42,32 +42,51 @@ type candidate struct {
 
 // fieldWords splits a key into lower-case words: "checkInDate" gives
 // check, in, date; "guest_id" gives guest, id; "userID" gives user, id.
-func fieldWords(key string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
+// Words are slices of the key when they are lower case already; they are
+// appended to words[:0].
+func fieldWords(key string, words []string) []string {
+	words = words[:0]
+	start := -1 // byte offset of the current word
+	var prev rune
+	flush := func(end int) {
+		if start >= 0 {
+			w := key[start:end]
+			if hasUpper(w) {
+				w = strings.ToLower(w)
+			}
+			words = append(words, w)
+			start = -1
 		}
 	}
-	rs := []rune(key)
-	for i, r := range rs {
+	for i, r := range key {
 		switch {
 		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
+			flush(i)
+			prev = r
 			continue
-		case unicode.IsUpper(r) && len(cur) > 0:
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+		case unicode.IsUpper(r) && start >= 0:
+			next, _ := utf8.DecodeRuneInString(key[i+utf8.RuneLen(r):])
+			nextLower := i+utf8.RuneLen(r) < len(key) && unicode.IsLower(next)
 			if !unicode.IsUpper(prev) || nextLower {
-				flush()
+				flush(i)
 			}
 		}
-		cur = append(cur, r)
+		if start < 0 {
+			start = i
+		}
+		prev = r
 	}
-	flush()
+	flush(len(key))
 	return words
+}
+
+func hasUpper(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf || r >= 'A' && r <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 func hasWord(words []string, set ...string) bool {
@@ -83,10 +102,11 @@ func lastWord(words []string, set ...string) bool {
 	return len(words) > 0 && slices.Contains(set, words[len(words)-1])
 }
 
-// isIdentityKey reports whether key names an identifier: id, uuid, key,
-// slug, or a name ending in Id, _id, ID, Uuid, _uuid, Key or Slug.
-func isIdentityKey(key string) bool {
-	return lastWord(fieldWords(key), "id", "uuid", "guid", "key", "slug")
+// isIdentityWords reports whether the words of a key name an identifier:
+// id, uuid, key, slug, or a name ending in Id, _id, ID, Uuid, _uuid, Key or
+// Slug.
+func isIdentityWords(words []string) bool {
+	return lastWord(words, "id", "uuid", "guid", "key", "slug")
 }
 
 // looksLikeDate reports whether s starts with an ISO 8601 date.
@@ -102,13 +122,12 @@ func looksLikeDate(s string) bool {
 	return true
 }
 
-// scoreScalar scores a scalar field by its name and value.
-func scoreScalar(key string, v *node) int {
-	words := fieldWords(key)
+// scoreScalar scores a scalar field by the words of its name and its value.
+func scoreScalar(words []string, v *node) int {
 	switch {
 	case v.kind == kindNull:
 		return scoreNull
-	case lastWord(words, "name", "title"):
+	case lastWord(words, "name", "title", "type", "kind"):
 		return scoreName
 	case hasWord(words, "status", "state"):
 		return scoreStatus
@@ -132,7 +151,7 @@ func isSmallList(n *node) bool {
 		return false
 	}
 	for _, v := range n.vals {
-		if !v.isScalar() || len(v.lit) > shortText {
+		if !v.isScalar() || v.textLen() > shortText {
 			return false
 		}
 	}
@@ -148,10 +167,16 @@ func isEmptyContainer(n *node) bool {
 // may keep: scalars, small lists and arrays cut by a [TopN] rule, at the top
 // level and one level down in objects. Strings longer than textLimit runes
 // are cut (see truncateText).
-func candidates(root *node, textLimit int, reduced map[*node]bool) []candidate {
-	var cs []candidate
+func candidates(st *stopper, root *node, textLimit int, reduced map[*node]bool) ([]candidate, error) {
+	cs := make([]candidate, 0, len(root.keys))
+	buf := make([]string, 0, 8) // the words of a key
 	add := func(section, sub int, path, key string, v *node, depth int, marker string) {
 		c := candidate{section: section, sub: sub, path: path, value: v, complete: true}
+		var words []string
+		if v.isScalar() {
+			buf = fieldWords(key, buf)
+			words = buf
+		}
 		switch {
 		case reduced[v]:
 			c.score = scoreTopN
@@ -162,14 +187,14 @@ func candidates(root *node, textLimit int, reduced map[*node]bool) []candidate {
 			c.score = scoreList
 		case v.kind == kindArray || v.kind == kindObject:
 			return
-		case isIdentityKey(key) && (v.kind == kindString || v.kind == kindNumber):
+		case (v.kind == kindString || v.kind == kindNumber) && isIdentityWords(words):
 			c.score, c.identity = scoreIdentity, true
 		case v.kind == kindString && utf8.RuneCountInString(v.lit) > textLimit:
 			c.score = scoreLong
 			c.value = &node{kind: kindString, lit: truncateText(v.lit, textLimit, marker)}
 			c.complete = false
 		default:
-			c.score = scoreScalar(key, v)
+			c.score = scoreScalar(words, v)
 		}
 		if depth > 1 && !c.identity {
 			c.score -= nestedPenalty
@@ -178,15 +203,21 @@ func candidates(root *node, textLimit int, reduced map[*node]bool) []candidate {
 	}
 	for i, k := range root.keys {
 		v := root.vals[i]
+		if err := st.tick(); err != nil {
+			return nil, err
+		}
 		if v.kind == kindObject && len(v.keys) > 0 && !reduced[v] {
 			for j, sk := range v.keys {
+				if err := st.tick(); err != nil {
+					return nil, err
+				}
 				add(i, j, k+"."+sk, sk, v.vals[j], 2, k)
 			}
 			continue
 		}
 		add(i, -1, k, k, v, 1, k)
 	}
-	return cs
+	return cs, nil
 }
 
 // truncateText cuts s to at most limit runes at a word boundary and appends
@@ -248,27 +279,19 @@ func groupThousands(n int) string {
 	return b.String()
 }
 
-// build returns the summary object holding the chosen candidates (cs in
-// input order, chosen[i] telling whether cs[i] is kept), the paths kept and
-// the indices of the top-level sections that are not kept whole.
-func build(root *node, cs []candidate, chosen []bool) (*node, []string, []int) {
+// build returns the summary object holding the candidates cs[i] for i in
+// idx (ascending, so in input order) and the paths kept.
+func build(root *node, cs []candidate, idx []int) (*node, []string) {
 	out := &node{kind: kindObject}
-	var paths []string
-	whole := make([]int, len(root.keys)) // sub-fields kept whole per section
-	kept := make([]bool, len(root.keys))
+	paths := make([]string, 0, len(idx))
 	var cur *node // the nested object being filled
 	curSection := -1
-	for i, c := range cs {
-		if !chosen[i] {
-			continue
-		}
+	for _, i := range idx {
+		c := cs[i]
 		paths = append(paths, c.path)
 		if c.sub < 0 {
 			out.keys = append(out.keys, root.keys[c.section])
 			out.vals = append(out.vals, c.value)
-			if c.complete {
-				kept[c.section] = true
-			}
 			curSection = -1
 			continue
 		}
@@ -280,16 +303,6 @@ func build(root *node, cs []candidate, chosen []bool) (*node, []string, []int) {
 		}
 		cur.keys = append(cur.keys, root.vals[c.section].keys[c.sub])
 		cur.vals = append(cur.vals, c.value)
-		if c.complete {
-			whole[c.section]++
-		}
 	}
-	var partial []int
-	for i, v := range root.vals {
-		if kept[i] || v.kind == kindObject && len(v.keys) > 0 && whole[i] == len(v.keys) {
-			continue
-		}
-		partial = append(partial, i)
-	}
-	return out, paths, partial
+	return out, paths
 }

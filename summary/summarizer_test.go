@@ -1,7 +1,10 @@
 package summary_test
 
 import (
+	"cmp"
 	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -214,7 +217,7 @@ func TestAutomaticSelection(t *testing.T) {
 		{
 			name: "primary fields come before other short scalars when the budget is tight",
 			data: `{"color":"red","material":"steel","id":7,"name":"Kettle","status":"active","notes":"` + longText + `"}`,
-			opts: summary.Options{Budget: budget.Budget{Threshold: 10, HardCap: 1000}, SummaryTokens: 56},
+			opts: summary.Options{Budget: budget.Budget{Threshold: 100, HardCap: 1000}, SummaryTokens: 56},
 			want: `{"id":7,"name":"Kettle","status":"active"}`,
 		},
 		{
@@ -447,4 +450,37 @@ func TestSummarizerIsSafeForConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestPropertyTopKeepsTheBestInOrder compares Top with sorting the whole
+// list, on random lists with many equal scores, for every n.
+func TestPropertyTopKeepsTheBestInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	type item struct {
+		id    int
+		score float64
+		has   bool
+	}
+	for c := range 200 {
+		items := make([]item, rng.IntN(60))
+		for i := range items {
+			items[i] = item{id: i, score: float64(rng.IntN(8)), has: rng.IntN(5) > 0}
+		}
+		n, minScore := rng.IntN(70)-5, float64(rng.IntN(4))
+		var want []item
+		for _, it := range items {
+			if it.has && it.score >= minScore {
+				want = append(want, it)
+			}
+		}
+		slices.SortStableFunc(want, func(a, b item) int { return cmp.Compare(b.score, a.score) })
+		want = want[:min(max(n, 0), len(want))]
+
+		got, omitted := summary.Top(items, n, minScore, func(it item) (float64, bool) { return it.score, it.has })
+		require.Equal(t, len(want), len(got), "case %d", c)
+		for i := range want {
+			assert.Equal(t, want[i].id, got[i].id, "case %d, rank %d", c, i)
+		}
+		assert.Equal(t, len(items)-len(want), omitted)
+	}
 }

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -48,57 +49,113 @@ func (r TopN) validate() error {
 // order), leaving out items that have no score or score below minScore, and the
 // number of items left out. items is not modified. n <= 0 keeps none.
 func Top[T any](items []T, n int, minScore float64, score func(T) (float64, bool)) (kept []T, omitted int) {
-	type scored struct {
-		i int
-		s float64
+	kept, omitted, _ = top(nil, items, n, minScore, score)
+	return kept, omitted
+}
+
+// scored is an element of a list with its score.
+type scored struct {
+	i int
+	s float64
+}
+
+// worseFirst is a heap of scored elements whose top is the worst: the
+// lowest score, or of equal scores the last in input order.
+type worseFirst []scored
+
+func (h worseFirst) Len() int { return len(h) }
+func (h worseFirst) Less(a, b int) bool {
+	return h[a].s < h[b].s || h[a].s == h[b].s && h[a].i > h[b].i
+}
+func (h worseFirst) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *worseFirst) Push(x any)   { *h = append(*h, x.(scored)) }
+func (h *worseFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// top is [Top] that stops when st says so. It keeps the n best in a heap,
+// so its work is m log n for m items.
+func top[T any](st *stopper, items []T, n int, minScore float64, score func(T) (float64, bool)) (kept []T, omitted int, err error) {
+	if n <= 0 {
+		return []T{}, len(items), nil
 	}
-	var ok []scored
+	h := make(worseFirst, 0, min(n, len(items)))
 	for i, it := range items {
-		if s, has := score(it); has && !math.IsNaN(s) && s >= minScore {
-			ok = append(ok, scored{i, s})
+		if err := st.tick(); err != nil {
+			return nil, 0, err
+		}
+		s, has := score(it)
+		if !has || math.IsNaN(s) || s < minScore {
+			continue
+		}
+		switch {
+		case len(h) < n:
+			heap.Push(&h, scored{i, s})
+		case s > h[0].s: // a later equal score is never better
+			h[0] = scored{i, s}
+			heap.Fix(&h, 0)
 		}
 	}
-	slices.SortStableFunc(ok, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
-	ok = ok[:min(max(n, 0), len(ok))]
-	kept = make([]T, len(ok))
-	for j, s := range ok {
-		kept[j] = items[s.i]
+	slices.SortFunc(h, func(a, b scored) int {
+		if c := cmp.Compare(b.s, a.s); c != 0 {
+			return c
+		}
+		return a.i - b.i
+	})
+	kept = make([]T, len(h))
+	for j, sc := range h {
+		kept[j] = items[sc.i]
 	}
-	return kept, len(items) - len(kept)
+	return kept, len(items) - len(kept), nil
 }
 
 // applyTopN returns a copy of n in which the arrays that r names hold only
 // their top elements, and adds the number left out to omitted[r.Path]. The
 // copy shares unchanged subtrees with n. reduced collects the new arrays.
-func applyTopN(n *node, segs []string, r TopN, omitted map[string]int, reduced map[*node]bool) *node {
+func applyTopN(st *stopper, n *node, segs []string, r TopN, omitted map[string]int, reduced map[*node]bool) (*node, error) {
+	if err := st.tick(); err != nil {
+		return nil, err
+	}
 	switch {
 	case n.kind == kindArray && len(segs) > 0:
 		out := &node{kind: kindArray, vals: make([]*node, len(n.vals))}
 		for i, v := range n.vals {
-			out.vals[i] = applyTopN(v, segs, r, omitted, reduced)
+			var err error
+			if out.vals[i], err = applyTopN(st, v, segs, r, omitted, reduced); err != nil {
+				return nil, err
+			}
 		}
-		return out
+		return out, nil
 	case n.kind == kindObject && len(segs) > 0:
 		i := slices.Index(n.keys, segs[0])
 		if i < 0 {
-			return n
+			return n, nil
 		}
 		out := &node{kind: kindObject, keys: n.keys, vals: slices.Clone(n.vals)}
-		out.vals[i] = applyTopN(n.vals[i], segs[1:], r, omitted, reduced)
-		return out
+		var err error
+		if out.vals[i], err = applyTopN(st, n.vals[i], segs[1:], r, omitted, reduced); err != nil {
+			return nil, err
+		}
+		return out, nil
 	case n.kind == kindArray: // the path ends at this array
-		kept, dropped := Top(n.vals, r.N, r.Min, func(v *node) (float64, bool) {
+		kept, dropped, err := top(st, n.vals, r.N, r.Min, func(v *node) (float64, bool) {
 			s := v.get(r.Score)
 			if s == nil || (s.kind != kindNumber && s.kind != kindString) {
 				return 0, false
 			}
-			f, err := strconv.ParseFloat(s.lit, 64)
+			f, err := strconv.ParseFloat(s.text(), 64)
 			return f, err == nil
 		})
+		if err != nil {
+			return nil, err
+		}
 		out := &node{kind: kindArray, vals: kept}
 		omitted[r.Path] += dropped
 		reduced[out] = true
-		return out
+		return out, nil
 	}
-	return n
+	return n, nil
 }
