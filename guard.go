@@ -170,6 +170,22 @@ func (e *engine) rulesFor(endpoint string) *rules {
 	return e.base
 }
 
+// rulesOf returns the rules of a request: its endpoint's, with the
+// request's own budget when it sets one.
+func (e *engine) rulesOf(req *Request) (*rules, error) {
+	r := e.rulesFor(req.Endpoint)
+	if req.Budget == (budget.Budget{}) || req.Cursor != "" {
+		return r, nil
+	}
+	if err := req.Budget.Validate(); err != nil || req.Budget.HardCap < MinHardCap {
+		return nil, fmt.Errorf("%w: Request.Budget %+v: a hard cap of at least %d and at least the threshold", ErrBadRequest, req.Budget, MinHardCap)
+	}
+	c := *r
+	c.budget = req.Budget
+	c.chunkTokens = min(c.chunkTokens, max(c.budget.HardCap-chunkEnvelopeTokens, chunk.MinMaxTokens))
+	return &c, nil
+}
+
 // resolved returns c with every zero field set to its default.
 func resolved(c Config) Config {
 	c.Threshold = cmp.Or(c.Threshold, DefaultThreshold)

@@ -47,7 +47,10 @@ type Fetch func(ctx context.Context) (Response, error)
 func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Result, err error) {
 	start := g.now()
 	e := g.cur.Load()
-	rl := e.rulesFor(req.Endpoint)
+	rl, err := e.rulesOf(&req)
+	if err != nil {
+		return Result{}, err
+	}
 	switch {
 	case req.Part != 0 && req.Cursor == "":
 		err = fmt.Errorf("%w: part needs the cursor of the response whose placeholder names it", ErrPart)
@@ -89,6 +92,8 @@ func (req *Request) explicit() bool {
 // fetchError marks errors of the handler, which Handle returns unchanged
 // and does not record.
 type fetchError struct{ err error }
+
+func asFetchError(err error, fe *fetchError) bool { return errors.As(err, fe) }
 
 func (f fetchError) Error() string { return f.err.Error() }
 
@@ -297,7 +302,10 @@ func (s *shaper) details() (Result, error) {
 	out := s.data
 	if fields != summary.FieldsAll {
 		var err error
-		if out, err = project(s.data, fields); err != nil {
+		if out, err = project(s.ctx, s.data, fields); err != nil {
+			if s.ctx.Err() != nil {
+				return Result{}, errTimeout
+			}
 			return Result{}, fmt.Errorf("ctxfit: %w", err)
 		}
 		s.data, s.view = out, "fields="+fields
@@ -321,11 +329,11 @@ func (s *shaper) details() (Result, error) {
 
 // project applies a fields parameter: to an object, its fields; to an
 // array, the same fields of each element that is an object.
-func project(data []byte, fields string) ([]byte, error) {
+func project(ctx context.Context, data []byte, fields string) ([]byte, error) {
 	start, end, _ := rawjson.Root(data)
 	switch data[start] {
 	case '{':
-		return summary.ServeDetails(data[start:end], fields)
+		return summary.ServeDetailsContext(ctx, data[start:end], fields)
 	case '[':
 	default:
 		return nil, fmt.Errorf("%w: fields names fields of an object or of a list's objects; this response is a JSON %s: leave fields out", summary.ErrUnknownField, rawjson.KindOf(data[start]))
@@ -343,7 +351,7 @@ func project(data []byte, fields string) ([]byte, error) {
 			out = append(out, v...)
 			continue
 		}
-		p, err := summary.ServeDetails(v, fields)
+		p, err := summary.ServeDetailsContext(ctx, v, fields)
 		if err != nil {
 			return nil, err
 		}
@@ -437,7 +445,7 @@ func (g *Guard) load(ctx context.Context, e *engine, r ref, fetch Fetch) ([]byte
 	}
 	data := resp.Body
 	if v, ok := strings.CutPrefix(r.view, "fields="); ok {
-		if data, err = project(data, v); err != nil {
+		if data, err = project(ctx, data, v); err != nil {
 			return nil, ErrDataChanged
 		}
 	}
@@ -474,7 +482,7 @@ func (g *Guard) ResumeContext(ctx context.Context, token, subject string) (Reque
 	if err != nil {
 		return Request{}, fmt.Errorf("ctxfit: %w", err)
 	}
-	req := Request{Endpoint: p.Scope, Path: p.Scope, Subject: subject, Cursor: token, resumed: true}
+	req := Request{Endpoint: p.Scope, Path: p.Scope, Subject: subject, Cursor: token, Block: int(r.block), resumed: true}
 	if len(r.args) > 1 {
 		switch r.args[0] {
 		case argsInline:

@@ -224,7 +224,10 @@ func (s *shaper) summarize() (Result, bool, error) {
 	if shape.Endpoint == "" {
 		shape.Endpoint = s.req.Path
 	}
-	sum, err := s.rl.summarizer.Summarize(s.data, shape)
+	sum, err := s.rl.summarizer.SummarizeContext(s.ctx, s.data, shape)
+	if err != nil && s.ctx.Err() != nil {
+		return Result{}, true, errTimeout
+	}
 	if err != nil || !sum.Summarized {
 		return Result{}, false, nil // the member pages serve it
 	}
@@ -238,9 +241,13 @@ func (s *shaper) summarize() (Result, bool, error) {
 	res.Summary = fmt.Sprintf("Showing a summary (%s of %s tokens; budget %s).", thousands(res.Record.TokensAfter),
 		thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
 	if d := sum.Summary.Meta.DetailsAvailable; d != nil {
-		res.Summary += fmt.Sprintf(" For the left-out fields request %s with fields=%s (or fields=all).", d.Endpoint, d.Parameters["fields"])
+		if f := d.Parameters["fields"]; f != summary.FieldsAll {
+			res.Summary += fmt.Sprintf(" For the left-out fields request %s with fields=%s (or fields=all; dotted paths such as a.b work too).", d.Endpoint, f)
+		} else {
+			res.Summary += fmt.Sprintf(" %s fields were left out: request %s with fields=all, or name the fields (dotted paths such as a.b work too).",
+				thousands(sum.Summary.Meta.OmittedFieldCount), d.Endpoint)
+		}
 	}
 	return res, true, nil
 }
 
-var _ = summary.FieldsAll

@@ -26,6 +26,9 @@ const (
 	contParts cursor.Kind = 4
 	// contCut: the last-resort byte cut of a snapshot, from pos.
 	contCut cursor.Kind = 5
+	// contResource: a resource the guard serves whole (an image or blob an
+	// MCP result held back behind a resource_link).
+	contResource cursor.Kind = 6
 )
 
 // snapRef says where a continuation finds its data: a snapshot in the
@@ -84,6 +87,10 @@ type ref struct {
 	// args, in replay mode only, are the tool arguments a continuation
 	// must run the tool with, when the caller carries them in the cursor.
 	args []byte
+	// block is the content block of an MCP result the data is (Request.Block).
+	block int64
+	// mime is the media type of a resource (contResource).
+	mime string
 }
 
 // maxCarried bounds what a cursor carries of a view or of tool arguments,
@@ -93,10 +100,10 @@ const maxCarried = 1024
 // payload seals r for req.
 func (r *ref) payload(req *Request) cursor.Payload {
 	var d []byte
-	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines} {
+	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines, r.block} {
 		d = binary.AppendUvarint(d, uint64(v))
 	}
-	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args} {
+	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args, []byte(r.mime)} {
 		d = binary.AppendUvarint(d, uint64(len(s)))
 		d = append(d, s...)
 	}
@@ -118,7 +125,7 @@ func refOf(p cursor.Payload) (ref, error) {
 	}
 	r.snap = snap
 	d := p.Data
-	var nums [7]int64
+	var nums [8]int64
 	for i := range nums {
 		v, n := binary.Uvarint(d)
 		if n <= 0 || v > 1<<62 {
@@ -126,7 +133,7 @@ func refOf(p cursor.Payload) (ref, error) {
 		}
 		nums[i], d = int64(v), d[n:]
 	}
-	var strs [3][]byte
+	var strs [4][]byte
 	for i := range strs {
 		v, n := binary.Uvarint(d)
 		if n <= 0 || v > uint64(len(d)-n) {
@@ -138,8 +145,8 @@ func refOf(p cursor.Payload) (ref, error) {
 		return ref{}, errBadRef
 	}
 	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
-	r.form, r.line, r.lines = chunk.Form(nums[4]), nums[5], nums[6]
-	r.textKind, r.view = chunk.Kind(strs[0]), string(strs[1])
+	r.form, r.line, r.lines, r.block = chunk.Form(nums[4]), nums[5], nums[6], nums[7]
+	r.textKind, r.view, r.mime = chunk.Kind(strs[0]), string(strs[1]), string(strs[3])
 	if len(strs[2]) > 0 {
 		r.args = strs[2]
 	}
@@ -147,7 +154,7 @@ func refOf(p cursor.Payload) (ref, error) {
 		return ref{}, errBadRef
 	}
 	switch r.kind {
-	case contPage, contChunk, contMembers, contParts, contCut:
+	case contPage, contChunk, contMembers, contParts, contCut, contResource:
 	default:
 		return ref{}, errBadRef
 	}

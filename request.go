@@ -2,9 +2,11 @@ package ctxfit
 
 import (
 	"context"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/ctxfit/ctxfit/budget"
 	"time"
 
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -49,6 +51,16 @@ type Request struct {
 	// StartLine and EndLine ask for a line range of a text (1-based,
 	// inclusive); 0 means unset.
 	StartLine, EndLine int
+	// Block is the content block of an MCP tool result the response is
+	// (0 for the first, or for a response that is not one): cursors carry
+	// it, and Resume returns it, so that a replay can pick the same block.
+	Block int
+	// Budget, when not zero, is this response's budget instead of the
+	// endpoint's, for a caller that shares one response's budget among
+	// several parts (the text blocks of an MCP result). It applies to the
+	// first response; continuations have the endpoint's. Its HardCap must
+	// be at least MinHardCap.
+	Budget budget.Budget
 
 	// resumed is set by Guard.Resume: the cursor is bound to the subject
 	// alone, as an MCP continuation tool receives it.

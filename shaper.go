@@ -127,6 +127,7 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 		return "", err
 	}
 	r.snap = snap
+	r.block = int64(s.req.Block)
 	if !snap.stored {
 		r.view = s.view
 		if r.args, err = s.carry(s.req.Filters); err != nil {
