@@ -250,4 +250,3 @@ func (s *shaper) summarize() (Result, bool, error) {
 	}
 	return res, true, nil
 }
-

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,21 +50,29 @@ const (
 	methodListTools = "tools/list"
 )
 
-// Install guards every tool of s with g and registers the continuation and
-// drill-down tools. It adds one receiving middleware to s that:
+// Install guards every tool of s with g, registers the continuation and
+// drill-down tools, and serves the resources shaped results link to. It
+// adds one receiving middleware to s that:
 //
 //   - for tools/call, reads the tool name, the arguments and the session
 //     (see [Options.Subject]), runs the tool, and passes its result through
-//     [ctxfit.Guard.Handle]: a result under the threshold is returned
-//     untouched, one over it is replaced by a shaped result (see the package
-//     documentation). Tools whose [ctxfit.Endpoint] (Match = tool name) is
+//     the guard (see the package documentation): a result under the
+//     threshold is returned untouched, one over it is replaced by a shaped
+//     result, block by block; images and audio count what a model reads of
+//     them; blobs, and media over the hard cap, become resource_links to
+//     ctxfit://r/... . Tools whose [ctxfit.Endpoint] (Match = tool name) is
 //     Disabled pass through.
 //   - for tools/list, returns copies of the guarded tools whose
 //     outputSchema is rewritten to also accept shaped results
 //     ([mcpcore.OutputSchema]); the server's own tools are not modified.
 //
-// Install fails open: errors, input requests, non-text results and results
-// ctxfit cannot shape pass through. Call Install once per server, before it
+// It also adds the resource template ctxfit://r/{token}: resources/read of
+// a link ctxfit issued returns the held-back bytes, to the session it was
+// issued to.
+//
+// Errors and input requests pass through. Nothing goes out over the hard
+// cap: when shaping fails (the store is unavailable, say) the call answers
+// a tool error that says to retry. Call Install once per server, before it
 // serves; s and g must outlive the server's sessions. It returns an error
 // for a nil server or guard, or tool names that collide.
 func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
@@ -76,7 +83,9 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	a := &adapter{g: g, subject: o.Subject, cache: o.Cache, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
+	names := mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()
+	a := &adapter{g: g, subject: o.Subject, cache: o.Cache, names: names,
+		shaper: &mcpcore.Shaper{Guard: g, Names: names}}
 	if a.names.Next == a.names.Details {
 		return fmt.Errorf("mcpfit: the continuation and details tools have the same name %q", a.names.Next)
 	}
@@ -95,6 +104,12 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 		InputSchema: mcpcore.DetailsInputSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, a.details)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "ctxfit-held-back",
+		Title:       "Content a shaped tool result held back",
+		Description: "Images, audio and binary content that a tool result held back as a resource_link; read it whole here.",
+		URITemplate: mcpcore.ResourceTemplate,
+	}, a.readResource)
 	return nil
 }
 
@@ -104,11 +119,10 @@ type adapter struct {
 	names   mcpcore.Names
 	subject func(context.Context, *mcp.CallToolRequest) string
 	cache   *cache.Cache
+	shaper  *mcpcore.Shaper
 
 	mu    sync.Mutex
 	inner mcp.MethodHandler // the handler the middleware wraps
-
-	fit mcpcore.GuidanceFit
 }
 
 func (a *adapter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -156,82 +170,41 @@ func (a *adapter) subjectOf(ctx context.Context, req *mcp.CallToolRequest) strin
 	return req.Session.ID()
 }
 
-// errUnshapeable marks a tool result that passes through as it is.
-var errUnshapeable = errors.New("mcpfit: result passes through")
+// resultType is the content type under which a tool result's wire JSON is
+// cached.
+const resultType = "application/vnd.ctxfit.mcp-result+json"
 
-// fetcher returns the Fetch of a tool call: it runs call and keeps its
-// result in *orig, also when the result is not shaped (errUnshapeable).
-func fetcher(call func(context.Context) (mcp.Result, error), orig *mcp.Result) ctxfit.Fetch {
-	return func(ctx context.Context) (ctxfit.Response, error) {
-		res, err := call(ctx)
+// run runs a tool (through next) with the response cache, if any, in
+// front: the result comes back as wire JSON, or, when the handler answered
+// with something else than a CallToolResult, as res.
+func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context.Context) (mcp.Result, error)) (wire json.RawMessage, res mcp.Result, err error) {
+	fetch := func(ctx context.Context) (ctxfit.Response, error) {
+		r, err := exec(ctx)
 		if err != nil {
 			return ctxfit.Response{}, err
 		}
-		*orig = res
-		ctr, ok := res.(*mcp.CallToolResult)
+		res = r
+		ctr, ok := r.(*mcp.CallToolResult)
 		if !ok || ctr == nil {
-			return ctxfit.Response{}, errUnshapeable
+			cache.DontStore(ctx)
+			return ctxfit.Response{}, nil
 		}
-		body, contentType, ok := bodyOf(ctr)
-		if !ok {
-			return ctxfit.Response{}, errUnshapeable
+		if ctr.IsError || ctr.InputRequests != nil {
+			cache.DontStore(ctx)
 		}
-		return ctxfit.Response{Body: body, ContentType: contentType}, nil
-	}
-}
-
-// bodyOf is what ctxfit measures and shapes of a tool result: the JSON of
-// its structured content when there is any, else its text. Errors, input
-// requests and results with non-text content are not shaped.
-func bodyOf(r *mcp.CallToolResult) (body []byte, contentType string, ok bool) {
-	if r.IsError || r.InputRequests != nil {
-		return nil, "", false
-	}
-	var texts []string
-	for _, c := range r.Content {
-		t, isText := c.(*mcp.TextContent)
-		if !isText {
-			return nil, "", false
-		}
-		texts = append(texts, t.Text)
-	}
-	if r.StructuredContent != nil {
-		b, err := json.Marshal(r.StructuredContent)
+		b, err := json.Marshal(ctr)
 		if err != nil {
-			return nil, "", false
+			cache.DontStore(ctx)
+			return ctxfit.Response{}, nil
 		}
-		return b, "application/json", true
+		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}
-	if len(texts) == 0 {
-		return nil, "", false
+	if a.cache != nil {
+		fetch = cache.Wrap(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
 	}
-	return []byte(strings.Join(texts, "\n")), "", true
-}
-
-// cached wraps fetch in the response cache of req, and keeps the response
-// it returns in *got, so that a hit (fetch did not run) can be rebuilt
-// into a tool result with [fromCache].
-func (a *adapter) cached(req ctxfit.Request, fetch ctxfit.Fetch, got *ctxfit.Response) ctxfit.Fetch {
-	if a.cache == nil {
-		return fetch
-	}
-	fetch = cache.Wrap(a.cache, req, fetch)
-	return func(ctx context.Context) (ctxfit.Response, error) {
-		resp, err := fetch(ctx)
-		*got = resp
-		return resp, err
-	}
-}
-
-// fromCache rebuilds a tool result from the body [bodyOf] made of it:
-// structured content (and its JSON as text) for a JSON body, one text
-// block otherwise.
-func fromCache(resp ctxfit.Response) *mcp.CallToolResult {
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(resp.Body)}}}
-	if resp.ContentType == "application/json" {
-		out.StructuredContent = json.RawMessage(resp.Body)
-	}
-	return out
+	resp, err := fetch(ctx)
+	call.CacheHit = resp.CacheHit
+	return resp.Body, res, err
 }
 
 func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (mcp.Result, error) {
@@ -243,131 +216,107 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	if err != nil {
 		return next(ctx, methodCallTool, req) // the tool reports its own bad input
 	}
-	var (
-		orig mcp.Result
-		got  ctxfit.Response
-	)
-	r := ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}
-	fetch := fetcher(func(ctx context.Context) (mcp.Result, error) { return next(ctx, methodCallTool, req) }, &orig)
-	res, err := a.g.Handle(ctx, r, a.cached(r, fetch, &got))
-	if orig == nil && got.CacheHit != nil && *got.CacheHit {
-		orig = fromCache(got) // the tool did not run
-	}
-	if orig == nil {
+	call := mcpcore.Call{Tool: name, Arguments: args, Subject: a.subjectOf(ctx, req)}
+	wire, res, err := a.run(ctx, &call, func(ctx context.Context) (mcp.Result, error) { return next(ctx, methodCallTool, req) })
+	if err != nil {
 		return nil, err // the tool's own protocol error
 	}
-	ctr, ok := orig.(*mcp.CallToolResult)
-	if ok && errors.Is(err, ctxfit.ErrStoreUnavailable) && !ctr.IsError {
-		// Shaping needs the store: passing the result on whole would break
-		// the budget, so say to retry, as the HTTP adapter's 503 does.
-		return errorResult(mcpcore.ErrorOf(err)), nil
+	if wire == nil {
+		return res, nil // not a tool result ctxfit reads
 	}
-	if !ok || err != nil || !res.Shaped {
-		return orig, nil // fail open
+	ctr, _ := res.(*mcp.CallToolResult)
+	if ctr == nil {
+		ctr = &mcp.CallToolResult{} // served from the cache: the tool did not run
+		if err := json.Unmarshal(wire, ctr); err != nil {
+			return nil, err
+		}
+	}
+	if ctr.IsError || ctr.InputRequests != nil {
+		return ctr, nil
+	}
+	shaped, err := a.shaper.ShapeResult(ctx, call, wire)
+	if err != nil {
+		// Passing the result on whole would break the budget: say what
+		// went wrong and what to do, as the HTTP adapter's 503 does.
+		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
+	}
+	if !shaped.Shaped {
+		return ctr, nil
+	}
+	var got mcp.CallToolResult
+	if err := json.Unmarshal(shaped.Result, &got); err != nil {
+		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
 	}
 	out := *ctr // keeps what the SDK set on the result (its result type)
-	a.fill(&out, res, mcpcore.Call{Tool: name, Arguments: args}, ctr.StructuredContent != nil, ctr.Meta)
+	out.Content, out.StructuredContent, out.Meta = got.Content, got.StructuredContent, got.Meta
 	return &out, nil
 }
 
-// fill sets the content, structured content and _meta of a shaped result.
-func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.Call, structured bool, toolMeta mcp.Meta) {
-	out.Content = []mcp.Content{&mcp.TextContent{Text: string(res.Body)}}
-	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fit.Fits(res, a.g.Config().Encoding, line) {
-		out.Content = append(out.Content, &mcp.TextContent{Text: line})
+// toResult reads the wire JSON of a tool result ctxfit built.
+func toResult(wire json.RawMessage) *mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(wire, &r); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "ctxfit: " + err.Error()}}}
 	}
-	out.StructuredContent = nil
-	if structured {
-		out.StructuredContent = json.RawMessage(res.Body)
-	}
-	meta := make(mcp.Meta, len(toolMeta)+5)
-	for k, v := range toolMeta {
-		meta[k] = v
-	}
-	for k, v := range mcpcore.Meta(res) {
-		meta[k] = v
-	}
-	out.Meta = meta
+	return &r
 }
 
-// invoke runs the tool named tool with args on the session of parent,
-// through the handler the middleware wraps (so the result is not shaped).
-func (a *adapter) invoke(parent *mcp.CallToolRequest, tool string, args json.RawMessage) func(context.Context) (mcp.Result, error) {
-	return func(ctx context.Context) (mcp.Result, error) {
+// rerun runs the tool named tool with args on the session of parent,
+// through the handler the middleware wraps (so the result is not shaped),
+// and the response cache.
+func (a *adapter) rerun(parent *mcp.CallToolRequest, subject string) mcpcore.Rerun {
+	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		inner := a.innerHandler()
 		if inner == nil {
 			return nil, errors.New("mcpfit: the middleware is not installed")
 		}
-		return inner(ctx, methodCallTool, &mcp.CallToolRequest{
-			Session: parent.Session, Extra: parent.Extra,
-			Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
+		call := mcpcore.Call{Tool: tool, Arguments: args, Subject: subject}
+		wire, _, err := a.run(ctx, &call, func(ctx context.Context) (mcp.Result, error) {
+			return inner(ctx, methodCallTool, &mcp.CallToolRequest{
+				Session: parent.Session, Extra: parent.Extra,
+				Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: args},
+			})
 		})
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) {
+			return nil, &mcpcore.ToolError{Message: rpc.Message}
+		}
+		if err == nil && wire == nil {
+			return nil, errors.New("mcpfit: the tool did not answer with a tool result")
+		}
+		return wire, err
 	}
 }
 
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, bad := a.names.NextInput(req.Params.Arguments)
-	if bad != nil {
-		return nil, invalidParams(*bad)
-	}
-	r, err := a.g.ResumeContext(ctx, in.Cursor, a.subjectOf(ctx, req))
-	if err != nil {
-		return errorResult(mcpcore.ErrorOf(err)), nil
-	}
-	r.Part = in.Part
-	return a.serve(ctx, req, r)
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Next(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	r, bad := a.names.DetailsRequest(req.Params.Arguments)
-	if bad != nil {
-		return nil, invalidParams(*bad)
-	}
-	r.Subject = a.subjectOf(ctx, req)
-	return a.serve(ctx, req, r)
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Details(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
-// serve answers a continuation or drill-down request r by running the tool
-// it names.
-func (a *adapter) serve(ctx context.Context, req *mcp.CallToolRequest, r ctxfit.Request) (*mcp.CallToolResult, error) {
-	var (
-		orig mcp.Result
-		got  ctxfit.Response
-	)
-	res, err := a.g.Handle(ctx, r, a.cached(r, fetcher(a.invoke(req, r.Endpoint, r.Filters), &orig), &got))
+// readResource serves resources/read of ctxfit://r/... .
+func (a *adapter) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	parent := &mcp.CallToolRequest{Session: req.Session, Extra: req.Extra}
+	subject := a.subjectOf(ctx, parent)
+	wire, err := a.shaper.ReadResource(ctx, subject, req.Params.URI, a.rerun(parent, subject))
 	if err != nil {
-		if ctr, ok := orig.(*mcp.CallToolResult); ok && errors.Is(err, errUnshapeable) {
-			return ctr, nil // the tool answered with an error or non-text content
+		e := mcpcore.ErrorOf(err)
+		if e.Data.Status == 400 {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
-		var wire *jsonrpc.Error
-		if errors.As(err, &wire) {
-			return errorResult(mcpcore.ToolFailed(r.Endpoint, wire.Message)), nil
-		}
-		return errorResult(mcpcore.ErrorOf(err)), nil
+		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
 	}
-	out := &mcp.CallToolResult{}
-	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, mcpcore.IsObject(res.Body), nil)
-	return out, nil
-}
-
-// invalidParams is the JSON-RPC error of malformed arguments, with the
-// structured error as its data.
-func invalidParams(e mcpcore.Error) error {
-	data, _ := json.Marshal(e)
-	return &jsonrpc.Error{Code: int64(mcpcore.CodeInvalidParams), Message: e.Message, Data: data}
-}
-
-// errorResult is a tool result with isError set, carrying e as text and as
-// structured content.
-func errorResult(e mcpcore.Error) *mcp.CallToolResult {
-	data, _ := json.Marshal(e)
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: e.Text()}},
-		StructuredContent: json.RawMessage(data),
+	var out mcp.ReadResourceResult
+	if err := json.Unmarshal(wire, &out); err != nil {
+		return nil, err
 	}
+	return &out, nil
 }
 
 // listTools returns res with copies of the guarded tools whose output

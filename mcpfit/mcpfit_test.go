@@ -3,10 +3,9 @@ package mcpfit_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -180,7 +179,7 @@ func isB64(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
-func TestMalformedArgumentsOfTheCtxfitToolsAreInvalidParams(t *testing.T) {
+func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
 	cs, _ := guarded(t, ctxfit.Config{}, nil)
 	for _, tc := range []struct {
 		name, tool string
@@ -193,12 +192,16 @@ func TestMalformedArgumentsOfTheCtxfitToolsAreInvalidParams(t *testing.T) {
 		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
-			var wire *jsonrpc.Error
-			require.True(t, errors.As(err, &wire), "got %v", err)
-			assert.EqualValues(t, jsonrpc.CodeInvalidParams, wire.Code)
+			// Input validation errors are tool results with isError, so
+			// that the model can correct itself (MCP 2025-11-25).
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
 			var e mcpcore.Error
-			require.NoError(t, json.Unmarshal(wire.Data, &e))
+			require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
+			assert.Equal(t, "parameter_invalid", e.Code)
+			assert.NotEmpty(t, e.Data.Parameter)
+			assert.NotEmpty(t, e.Data.Expected)
 			assert.NotEmpty(t, e.Data.Suggestion)
 		})
 	}
@@ -226,11 +229,20 @@ func TestACursorOfAnotherSubjectIsRejected(t *testing.T) {
 	assert.False(t, mcptest.Call(t, alice, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError, "the owner may continue")
 }
 
-func TestNonTextResultsPassThrough(t *testing.T) {
+func TestAMixedResultIsShapedBlockByBlockAndKeepsItsOtherBlocks(t *testing.T) {
 	cs, raw := guarded(t, ctxfit.Config{}, nil)
 	got, want := mcptest.Call(t, cs, "big_image", nil), mcptest.Call(t, raw, "big_image", nil)
-	assert.Equal(t, want.Content, got.Content)
-	assert.NotContains(t, got.Meta, mcpcore.MetaStrategy)
+	require.False(t, got.IsError)
+	assert.Equal(t, "chunking", got.Meta[mcpcore.MetaStrategy], "1 MB of text beside an image is shaped")
+	assert.LessOrEqual(t, mcptest.TokensWithMedia(t, got), ctxfit.DefaultHardCap)
+	last := got.Content[len(got.Content)-1]
+	assert.Equal(t, want.Content[1], last, "the image keeps its place after the text")
+	text := got.Content[0].(*mcp.TextContent).Text
+	var ch struct {
+		Content string `json:"content"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &ch))
+	assert.True(t, strings.HasPrefix(shortLog, ch.Content), "the text block is chunked in its place")
 }
 
 func TestADisabledToolPassesThrough(t *testing.T) {

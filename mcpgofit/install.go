@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -82,6 +80,7 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 		o = *opts
 	}
 	a := &adapter{s: s, g: g, subject: o.Subject, cache: o.Cache, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
+	a.shaper = &mcpcore.Shaper{Guard: g, Names: a.names}
 	if a.names.Next == a.names.Details {
 		return fmt.Errorf("mcpgofit: the continuation and details tools have the same name %q", a.names.Next)
 	}
@@ -110,6 +109,9 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 			Annotations:    readOnly,
 		}, Handler: a.details},
 	)
+	s.AddResourceTemplate(mcp.NewResourceTemplate(mcpcore.ResourceTemplate, "ctxfit-held-back",
+		mcp.WithTemplateDescription("Images, audio and binary content that a tool result held back as a resource_link; read it whole here.")),
+		a.readResource)
 	return nil
 }
 
@@ -127,7 +129,7 @@ type adapter struct {
 	rewrites  sync.Map           // original schema (string) -> rewritten (json.RawMessage)
 	innerIDs  atomic.Uint64
 
-	fit mcpcore.GuidanceFit
+	shaper *mcpcore.Shaper
 }
 
 type schemas struct{ original, rewritten json.RawMessage }
@@ -168,121 +170,74 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		if err != nil {
 			return next(ctx, req) // the tool reports its own bad input
 		}
-		var f fetched
-		r := ctxfit.Request{Endpoint: name, Path: name, Subject: a.subjectOf(ctx, req), Filters: args}
-		fetch := f.fetch(func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
-		res, err := a.g.Handle(ctx, r, a.cached(r, fetch, &f))
-		switch {
-		case !f.called:
-			return nil, err // cannot happen: a first call always runs the tool
-		case f.err != nil:
-			return nil, f.err // the tool's own error, unchanged
-		case errors.Is(err, ctxfit.ErrStoreUnavailable) && !f.result.IsError:
-			// Shaping needs the store: passing the result on whole would
-			// break the budget, so say to retry, as the HTTP adapter's 503 does.
-			return errorResult(mcpcore.ErrorOf(err)), nil
-		case err != nil || !res.Shaped:
-			return f.result, nil // pass through, or fail open
+		call := mcpcore.Call{Tool: name, Arguments: args, Subject: a.subjectOf(ctx, req)}
+		wire, res, err := a.run(ctx, &call, func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
+		if err != nil {
+			return nil, err // the tool's own error, unchanged
 		}
-		out := *f.result // keeps what the tool set beside content (its result type)
-		a.fill(&out, res, mcpcore.Call{Tool: name, Arguments: args}, hasStructured(f.result), f.result.Meta)
+		if res == nil {
+			if res, err = mcp.ParseCallToolResult(&wire); err != nil { // served from the cache
+				return nil, err
+			}
+		}
+		if res.IsError || len(res.InputRequests) > 0 || res.RequestState != "" {
+			return res, nil
+		}
+		shaped, err := a.shaper.ShapeResult(ctx, call, wire)
+		if err != nil {
+			// Passing the result on whole would break the budget: say
+			// what went wrong and what to do, as the HTTP adapter's 503 does.
+			return errorResult(mcpcore.ErrorOf(err)), nil
+		}
+		if !shaped.Shaped {
+			return res, nil
+		}
+		got, err := mcp.ParseCallToolResult(&shaped.Result)
+		if err != nil {
+			return errorResult(mcpcore.ErrorOf(err)), nil
+		}
+		out := *res // keeps what the tool set beside content (its result type)
+		out.Content, out.StructuredContent, out.RawStructuredContent, out.Meta = got.Content, nil, got.RawStructuredContent, got.Meta
+		if len(got.RawStructuredContent) > 0 {
+			out.StructuredContent = got.RawStructuredContent
+		}
 		return &out, nil
 	}
 }
 
-// cached puts the response cache, if any, in front of fetch; on a hit the
-// tool does not run, and f gets the result rebuilt from the cached body.
-func (a *adapter) cached(r ctxfit.Request, fetch ctxfit.Fetch, f *fetched) ctxfit.Fetch {
-	if a.cache == nil {
-		return fetch
-	}
-	fetch = cache.Wrap(a.cache, r, fetch)
-	return func(ctx context.Context) (ctxfit.Response, error) {
-		resp, err := fetch(ctx)
-		if err == nil && !f.called && resp.CacheHit != nil && *resp.CacheHit {
-			f.called, f.result = true, fromCache(resp)
-		}
-		return resp, err
-	}
-}
+// resultType is the content type under which a tool result's wire JSON is
+// cached.
+const resultType = "application/vnd.ctxfit.mcp-result+json"
 
-// fromCache rebuilds a tool result from the body [bodyOf] made of it.
-func fromCache(resp ctxfit.Response) *mcp.CallToolResult {
-	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(resp.Body))}}
-	if resp.ContentType == "application/json" {
-		out.StructuredContent = json.RawMessage(resp.Body)
-	}
-	return out
-}
-
-// fetched records what a tool call returned, for the Fetch of a call.
-type fetched struct {
-	called bool
-	result *mcp.CallToolResult
-	err    error
-}
-
-// errUnshapeable marks a tool result that passes through as it is.
-var errUnshapeable = errors.New("mcpgofit: result passes through")
-
-// fetch returns the Fetch that runs call and records its outcome.
-func (f *fetched) fetch(call func(context.Context) (*mcp.CallToolResult, error)) ctxfit.Fetch {
-	return func(ctx context.Context) (ctxfit.Response, error) {
-		f.called = true
-		f.result, f.err = call(ctx)
-		if f.err != nil {
-			return ctxfit.Response{}, f.err
-		}
-		if f.result == nil {
-			return ctxfit.Response{}, errUnshapeable
-		}
-		body, contentType, ok := bodyOf(f.result)
-		if !ok {
-			return ctxfit.Response{}, errUnshapeable
-		}
-		return ctxfit.Response{Body: body, ContentType: contentType}, nil
-	}
-}
-
-// bodyOf is what ctxfit measures and shapes of a tool result: the JSON of
-// its structured content when there is any, else its text blocks joined by
-// newlines. Errors, input requests and results with non-text content are
-// not shaped.
-func bodyOf(r *mcp.CallToolResult) (body []byte, contentType string, ok bool) {
-	if r.IsError || len(r.InputRequests) > 0 || r.RequestState != "" {
-		return nil, "", false
-	}
-	texts := make([]string, 0, len(r.Content))
-	for _, c := range r.Content {
-		switch t := c.(type) {
-		case mcp.TextContent:
-			texts = append(texts, t.Text)
-		case *mcp.TextContent:
-			if t == nil {
-				return nil, "", false
-			}
-			texts = append(texts, t.Text)
-		default:
-			return nil, "", false
-		}
-	}
-	switch {
-	case len(r.RawStructuredContent) > 0:
-		return bytes.Clone(r.RawStructuredContent), "application/json", true
-	case r.StructuredContent != nil:
-		b, err := json.Marshal(r.StructuredContent)
+// run runs a tool with the response cache, if any, in front, and returns
+// its result as wire JSON, and as a result when the tool ran (nil on a
+// cache hit).
+func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context.Context) (*mcp.CallToolResult, error)) (json.RawMessage, *mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	fetch := func(ctx context.Context) (ctxfit.Response, error) {
+		r, err := exec(ctx)
 		if err != nil {
-			return nil, "", false
+			return ctxfit.Response{}, err
 		}
-		return b, "application/json", true
-	case len(texts) == 0:
-		return nil, "", false
+		if r == nil {
+			return ctxfit.Response{}, errors.New("mcpgofit: the tool returned no result")
+		}
+		res = r
+		if r.IsError || len(r.InputRequests) > 0 || r.RequestState != "" {
+			cache.DontStore(ctx)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}
-	return []byte(strings.Join(texts, "\n")), "", true
-}
-
-func hasStructured(r *mcp.CallToolResult) bool {
-	return len(r.RawStructuredContent) > 0 || r.StructuredContent != nil
+	if a.cache != nil {
+		fetch = cache.Wrap(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
+	}
+	resp, err := fetch(ctx)
+	call.CacheHit = resp.CacheHit
+	return resp.Body, res, err
 }
 
 // argumentsOf returns the arguments of a call as JSON: as they came on the
@@ -301,68 +256,57 @@ func argumentsOf(req mcp.CallToolRequest) (json.RawMessage, error) {
 	}
 }
 
-// fill sets the content, structured content and _meta of a shaped result.
-func (a *adapter) fill(out *mcp.CallToolResult, res ctxfit.Result, call mcpcore.Call, structured bool, toolMeta *mcp.Meta) {
-	out.Content = []mcp.Content{mcp.NewTextContent(string(res.Body))}
-	if line := mcpcore.Guidance(res, a.names, call); line != "" && a.fit.Fits(res, a.g.Config().Encoding, line) {
-		out.Content = append(out.Content, mcp.NewTextContent(line))
-	}
-	out.StructuredContent, out.RawStructuredContent = nil, nil
-	if structured {
-		out.StructuredContent = json.RawMessage(res.Body)
-	}
-	meta := &mcp.Meta{AdditionalFields: make(map[string]any, 5)}
-	if toolMeta != nil {
-		meta.ProgressToken = toolMeta.ProgressToken
-		maps.Copy(meta.AdditionalFields, toolMeta.AdditionalFields)
-	}
-	maps.Copy(meta.AdditionalFields, mcpcore.Meta(res))
-	out.Meta = meta
-}
-
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the cursor
-	in, bad := a.names.NextInput(raw)
-	if bad != nil {
-		return errorResult(*bad), nil
-	}
-	r, err := a.g.ResumeContext(ctx, in.Cursor, a.subjectOf(ctx, req))
-	if err != nil {
-		return errorResult(mcpcore.ErrorOf(err)), nil
-	}
-	r.Part = in.Part
-	return a.serve(ctx, r)
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Next(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the tool
-	r, bad := a.names.DetailsRequest(raw)
-	if bad != nil {
-		return errorResult(*bad), nil
-	}
-	r.Subject = a.subjectOf(ctx, req)
-	return a.serve(ctx, r)
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Details(ctx, subject, raw, a.rerun(subject))), nil
 }
 
-// serve answers a continuation or drill-down request r, running the tool
-// it names when the Guard needs its result.
-func (a *adapter) serve(ctx context.Context, r ctxfit.Request) (*mcp.CallToolResult, error) {
-	var f fetched
-	res, err := a.g.Handle(ctx, r, a.cached(r, f.fetch(a.invoke(r.Endpoint, r.Filters)), &f))
+// readResource serves resources/read of ctxfit://r/... .
+func (a *adapter) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	subject := a.subjectOf(ctx, mcp.CallToolRequest{})
+	wire, err := a.shaper.ReadResource(ctx, subject, req.Params.URI, a.rerun(subject))
 	if err != nil {
-		if f.result != nil && errors.Is(err, errUnshapeable) {
-			return f.result, nil // the tool answered with an error or non-text content
-		}
-		if ie, ok := errors.AsType[*innerError](err); ok {
-			return errorResult(mcpcore.ToolFailed(r.Endpoint, ie.Error())), nil
-		}
-		return errorResult(mcpcore.ErrorOf(err)), nil
+		return nil, fmt.Errorf("%s", mcpcore.ErrorOf(err).Text())
 	}
-	out := &mcp.CallToolResult{}
-	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, mcpcore.IsObject(res.Body), nil)
-	return out, nil
+	res, err := mcp.ParseReadResourceResult((*json.RawMessage)(&wire))
+	if err != nil {
+		return nil, err
+	}
+	return res.Contents, nil
+}
+
+// toResult reads the wire JSON of a tool result ctxfit built.
+func toResult(wire json.RawMessage) *mcp.CallToolResult {
+	res, err := mcp.ParseCallToolResult(&wire)
+	if err != nil {
+		return errorResult(mcpcore.ErrorOf(err))
+	}
+	if len(res.RawStructuredContent) > 0 {
+		res.StructuredContent = res.RawStructuredContent
+	}
+	return res
+}
+
+// rerun runs a tool again through the server (the middleware passes it
+// through), with the response cache.
+func (a *adapter) rerun(subject string) mcpcore.Rerun {
+	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		call := mcpcore.Call{Tool: tool, Arguments: args, Subject: subject}
+		wire, _, err := a.run(ctx, &call, a.invoke(tool, args))
+		if ie, ok := errors.AsType[*innerError](err); ok {
+			return nil, &mcpcore.ToolError{Message: ie.Error()}
+		}
+		return wire, err
+	}
 }
 
 // innerError is the JSON-RPC error of a tool call the adapter dispatched.

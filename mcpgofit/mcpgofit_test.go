@@ -270,11 +270,15 @@ func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
 	}
 }
 
-func TestNonTextResultsPassThrough(t *testing.T) {
+func TestAMixedResultIsShapedBlockByBlockAndKeepsItsOtherBlocks(t *testing.T) {
 	f := guarded(t, ctxfit.Config{}, nil)
 	got, want := call(t, f.client, "big_image", nil), call(t, f.raw, "big_image", nil)
-	assert.Equal(t, want.Content, got.Content)
-	assert.NotContains(t, metaOf(got), mcpcore.MetaStrategy)
+	require.False(t, got.IsError)
+	assert.Equal(t, "chunking", metaOf(got)[mcpcore.MetaStrategy], "the large text beside an image is shaped")
+	assert.Equal(t, want.Content[len(want.Content)-1], got.Content[len(got.Content)-1], "the image keeps its place after the text")
+	text, ok := got.Content[0].(mcp.TextContent)
+	require.True(t, ok)
+	assert.LessOrEqual(t, exact.Count(text.Text), ctxfit.DefaultHardCap)
 }
 
 func TestADisabledToolPassesThroughAndKeepsItsSchema(t *testing.T) {

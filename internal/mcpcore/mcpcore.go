@@ -104,10 +104,16 @@ func Meta(res ctxfit.Result) map[string]any {
 }
 
 // Call identifies the tool call a result answers: the tool's name and its
-// canonical arguments (see [CanonicalArguments]).
+// canonical arguments (see [CanonicalArguments]), and who made it: the
+// subject cursors are bound to, and the request ID telemetry records.
 type Call struct {
 	Tool      string
 	Arguments json.RawMessage
+	Subject   string
+	RequestID string
+	// CacheHit says whether the result came from a response cache (nil:
+	// no cache was consulted), for telemetry.
+	CacheHit *bool
 }
 
 // Names are the names under which an adapter registers its tools. Empty

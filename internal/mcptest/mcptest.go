@@ -44,6 +44,34 @@ func Tokens(t testing.TB, res *mcp.CallToolResult) int {
 	return Count(strings.Join(Texts(t, res), "\n"))
 }
 
+// TokensWithMedia counts what a model reads of a result with media: its
+// text blocks by exact count ([Count]), images and audio by the default
+// [mcpcore.MediaRule], and other blocks as their JSON.
+func TokensWithMedia(t testing.TB, res *mcp.CallToolResult) int {
+	t.Helper()
+	var rule mcpcore.MediaRule
+	n := 0
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			n += Count(c.Text)
+		case *mcp.ImageContent:
+			if tokens, ok := rule.ImageTokens(c.Data); ok {
+				n += tokens
+			} else {
+				n += (len(c.Data)*4/3 + 3) / 4
+			}
+		case *mcp.AudioContent:
+			n += rule.AudioTokens(c.Data)
+		default:
+			b, err := json.Marshal(c)
+			require.NoError(t, err)
+			n += Count(string(b))
+		}
+	}
+	return n
+}
+
 // Call calls tool with args on cs and requires that the call succeeds (the
 // result may still have isError set).
 func Call(t testing.TB, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {

@@ -1,0 +1,783 @@
+package mcpcore
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+)
+
+// A Shaper shapes MCP tool results in their wire form (the JSON of a
+// CallToolResult) with a Guard. mcpfit, mcpgofit and the proxy convert
+// their SDK's results to and from the wire form and leave the rest to it,
+// so that a model sees the same results whichever serves it.
+//
+// A result at most the threshold passes through unchanged. Over it:
+//
+//   - with structured content, the structured content is shaped (pages,
+//     summary, chunks) and becomes the text block and the structured
+//     content of the result;
+//   - otherwise each large text block (or embedded text resource) is shaped
+//     on its own, in its place, with its share of the budget, and small
+//     ones stay; when there are too many large ones for each to have a
+//     page, the text blocks are joined by newlines and shaped as one;
+//   - an image or audio block counts what the model family reads of it
+//     ([MediaRule]), and stays unless it alone is over the hard cap;
+//   - a blob (an embedded resource that is not text) and any media over the
+//     hard cap are replaced by a resource_link to ctxfit://r/<token>, which
+//     [Shaper.ReadResource] serves byte for byte, bound to the session;
+//   - other blocks (resource links) keep their place.
+//
+// The zero Shaper is not usable: set Guard. A Shaper is safe for
+// concurrent use once in use; do not change its fields then.
+type Shaper struct {
+	Guard *ctxfit.Guard
+	Names Names
+	Media MediaRule
+
+	mu      sync.Mutex
+	counter budget.Counter
+	enc     string
+	fit     GuidanceFit
+}
+
+// ResourceScheme is the scheme of the resources a Shaper serves, and
+// ResourceTemplate their URI template (RFC 6570).
+const (
+	ResourceScheme   = "ctxfit"
+	ResourcePrefix   = "ctxfit://r/"
+	ResourceTemplate = "ctxfit://r/{token}"
+)
+
+// Rerun runs a tool again (replay mode, drill-downs) and returns its
+// result's wire JSON.
+type Rerun func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+
+// wire is a CallToolResult as JSON: the members ctxfit reads, and the
+// others kept as they are, in order.
+type wire struct {
+	members []member
+}
+
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+func parseWire(raw json.RawMessage) (*wire, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, errors.New("mcpcore: a tool result is not a JSON object")
+	}
+	w := &wire{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		w.members = append(w.members, member{key, v})
+	}
+	return w, nil
+}
+
+func (w *wire) get(key string) json.RawMessage {
+	for _, m := range w.members {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+func (w *wire) set(key string, v json.RawMessage) {
+	for i, m := range w.members {
+		if m.key == key {
+			w.members[i].val = v
+			return
+		}
+	}
+	w.members = append(w.members, member{key, v})
+}
+
+func (w *wire) del(key string) {
+	for i, m := range w.members {
+		if m.key == key {
+			w.members = append(w.members[:i], w.members[i+1:]...)
+			return
+		}
+	}
+}
+
+func (w *wire) marshal() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range w.members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(m.val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// block is a content block as the shaper reads it.
+type block struct {
+	raw  json.RawMessage
+	kind string // "text", "image", "audio", "blob", "link", "other"
+	text string // text, or the text of an embedded text resource
+	data []byte // the decoded bytes of an image, audio or blob
+	mime string
+	uri  string
+}
+
+func readBlock(raw json.RawMessage) block {
+	var b struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Data     string `json:"data"`
+		MimeType string `json:"mimeType"`
+		URI      string `json:"uri"`
+		Resource *struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     string  `json:"blob"`
+		} `json:"resource"`
+	}
+	out := block{raw: raw, kind: "other"}
+	if json.Unmarshal(raw, &b) != nil {
+		return out
+	}
+	switch b.Type {
+	case "text":
+		out.kind, out.text = "text", b.Text
+	case "image", "audio":
+		if data, ok := decodeBase64(b.Data); ok {
+			out.kind, out.data, out.mime = b.Type, data, b.MimeType
+		}
+	case "resource":
+		if b.Resource == nil {
+			break
+		}
+		out.mime, out.uri = b.Resource.MimeType, b.Resource.URI
+		switch {
+		case b.Resource.Text != nil:
+			out.kind, out.text = "text", *b.Resource.Text
+		default:
+			if data, ok := decodeBase64(b.Resource.Blob); ok {
+				out.kind, out.data = "blob", data
+			}
+		}
+	case "resource_link":
+		out.kind = "link"
+	}
+	return out
+}
+
+// setText returns the block with its text (or its embedded resource's
+// text) replaced.
+func (b block) setText(text string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b.raw, &m) != nil {
+		out, _ := marshal(map[string]string{"type": "text", "text": text})
+		return out
+	}
+	t, _ := marshal(text)
+	if _, ok := m["resource"]; ok {
+		var r map[string]json.RawMessage
+		_ = json.Unmarshal(m["resource"], &r)
+		r["text"] = t
+		m["resource"], _ = marshal(r)
+	} else {
+		m["text"] = t
+	}
+	out, _ := marshal(m)
+	return out
+}
+
+func textBlock(text string) json.RawMessage {
+	out, _ := marshal(map[string]string{"type": "text", "text": text})
+	return out
+}
+
+// exact returns the exact counter of the Guard's encoding.
+func (s *Shaper) exact() budget.Counter {
+	enc := s.Guard.Config().Encoding
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.counter == nil || s.enc != enc {
+		c, err := budget.Exact(enc)
+		if err != nil {
+			c, _ = budget.Exact("")
+		}
+		s.counter, s.enc = c, enc
+	}
+	return s.counter
+}
+
+// budgetOf returns the budget of a tool's results.
+func (s *Shaper) budgetOf(tool string) budget.Budget {
+	cfg := s.Guard.Config()
+	b := budget.Budget{Threshold: cfg.Threshold, HardCap: cfg.HardCap}
+	for _, ep := range cfg.Endpoints {
+		if ep.Match == tool {
+			if ep.Threshold != 0 {
+				b.Threshold = ep.Threshold
+			}
+			if ep.HardCap != 0 {
+				b.HardCap = ep.HardCap
+			}
+			b.HardCap = max(b.HardCap, b.Threshold)
+		}
+	}
+	return b
+}
+
+// mediaTokens is what the model reads of a media block.
+func (s *Shaper) mediaTokens(b block) int {
+	switch b.kind {
+	case "image":
+		if t, ok := s.Media.ImageTokens(b.data); ok {
+			return t
+		}
+	case "audio":
+		return s.Media.AudioTokens(b.data)
+	}
+	return (base64.StdEncoding.EncodedLen(len(b.data)) + 3) / 4 // as text
+}
+
+// Shaped is what [Shaper.ShapeResult] did.
+type Shaped struct {
+	// Result is the wire JSON to send: the input itself when nothing was
+	// shaped.
+	Result json.RawMessage
+	// Shaped reports whether Result differs from the input.
+	Shaped bool
+	// Results are the Guard's results for the shaped bodies, in block
+	// order (for telemetry and tests).
+	Results []ctxfit.Result
+}
+
+// ShapeResult shapes the wire JSON of a tool call's result (see the type's
+// documentation). call names the tool, its canonical arguments and the
+// subject; rerun runs the tool again for replay-mode continuations (nil
+// when it cannot). Errors are those of the Guard a client should see (an
+// unavailable store, a shaping time-out): the caller answers them with
+// [ErrorOf], never with the result over budget.
+func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage) (Shaped, error) {
+	w, err := parseWire(raw)
+	if err != nil {
+		return Shaped{Result: raw}, nil // not ours to judge
+	}
+	if isErr(w.get("isError")) {
+		return Shaped{Result: raw}, nil
+	}
+	var content []json.RawMessage
+	_ = json.Unmarshal(w.get("content"), &content)
+	structured := w.get("structuredContent")
+	if len(structured) == 0 || string(structured) == "null" {
+		structured = nil
+	}
+	b := s.budgetOf(call.Tool)
+	if len(raw) <= b.Threshold {
+		return Shaped{Result: raw}, nil // n bytes never hold more than n tokens
+	}
+	blocks := make([]block, len(content))
+	texts, media := 0, 0
+	for i, c := range content {
+		blocks[i] = readBlock(c)
+		switch blocks[i].kind {
+		case "text":
+			texts += budget.CountUpTo(s.exact(), blocks[i].text, b.Threshold+1)
+		case "image", "audio", "blob":
+			media += s.mediaTokens(blocks[i])
+		}
+	}
+	body := texts
+	if structured != nil {
+		body = max(body, budget.CountUpTo(s.exact(), string(structured), b.Threshold+1))
+	}
+	if body+media <= b.Threshold {
+		return Shaped{Result: raw}, nil
+	}
+	// Media first: what the model cannot read, and anything over the hard
+	// cap alone, is held back behind a link; then the largest media, while
+	// the text would have no room beside them.
+	fixed := 0
+	cost := make([]int, len(blocks))
+	for i := range blocks {
+		bl := &blocks[i]
+		switch bl.kind {
+		case "image", "audio", "blob":
+			cost[i] = s.mediaTokens(*bl)
+			if bl.kind == "blob" || cost[i] > b.HardCap-MinHardCapShare {
+				if cost[i], err = s.hold(ctx, call, i, bl); err != nil {
+					return Shaped{}, err
+				}
+			}
+		case "link", "other":
+			cost[i] = s.exact().Count(string(bl.raw))
+		}
+		fixed += cost[i]
+	}
+	need := 0
+	if structured != nil || texts > 0 {
+		need = ctxfit.MinHardCap + guidanceReserve
+	}
+	for fixed+need > b.HardCap {
+		largest := -1
+		for i, bl := range blocks {
+			if (bl.kind == "image" || bl.kind == "audio") && (largest < 0 || cost[i] > cost[largest]) {
+				largest = i
+			}
+		}
+		if largest < 0 {
+			break
+		}
+		fixed -= cost[largest]
+		if cost[largest], err = s.hold(ctx, call, largest, &blocks[largest]); err != nil {
+			return Shaped{}, err
+		}
+		fixed += cost[largest]
+	}
+	out := Shaped{Shaped: true}
+	var results []ctxfit.Result
+	var metaRes *ctxfit.Result
+	_ = metaRes
+	newContent := make([]json.RawMessage, 0, len(blocks)+2)
+	share := func(n int) (budget.Budget, bool) {
+		room := b.HardCap - fixed - guidanceReserve*n
+		if n == 0 || room/n < ctxfit.MinHardCap {
+			return budget.Budget{}, false
+		}
+		hc := room / n
+		th := min(max((b.Threshold-fixed)/n, 1), hc)
+		return budget.Budget{Threshold: th, HardCap: hc}, true
+	}
+	switch {
+	case structured != nil:
+		res, blocksOut, err := s.shapeWhole(ctx, call, blocks, structured, "application/json", share)
+		if err != nil {
+			return Shaped{}, err
+		}
+		newContent = blocksOut
+		if res == nil {
+			break
+		}
+		results = append(results, *res)
+		if IsObject(res.Body) {
+			w.set("structuredContent", res.Body)
+		} else {
+			w.del("structuredContent")
+		}
+	default:
+		// Which text blocks are large: more than an even share of the
+		// threshold.
+		var idx []int
+		small := 0
+		for i, bl := range blocks {
+			if bl.kind == "text" {
+				idx = append(idx, i)
+			}
+		}
+		var big []int
+		for _, i := range idx {
+			t := budget.CountUpTo(s.exact(), blocks[i].text, b.Threshold/max(len(idx), 1)+1)
+			if t > b.Threshold/max(len(idx), 1) {
+				big = append(big, i)
+			} else {
+				small += t
+			}
+		}
+		fixed += small
+		bud, ok := share(len(big))
+		if !ok && len(big) > 1 {
+			// Too many large blocks for a page each: join the texts.
+			joined := make([]string, len(idx))
+			for k, i := range idx {
+				joined[k] = blocks[i].text
+			}
+			fixed -= small
+			res, blocksOut, err := s.shapeWhole(ctx, call, blocks, []byte(strings.Join(joined, "\n")), "", share)
+			if err != nil {
+				return Shaped{}, err
+			}
+			newContent = blocksOut
+			if res != nil {
+				results = append(results, *res)
+			}
+			break
+		}
+		if !ok && len(big) == 1 {
+			return Shaped{}, s.tooMuchMedia()
+		}
+		isBig := map[int]bool{}
+		for _, i := range big {
+			isBig[i] = true
+		}
+		for i, bl := range blocks {
+			if !isBig[i] {
+				newContent = append(newContent, bl.raw)
+				continue
+			}
+			res, err := s.handle(ctx, call, i+1, bud, []byte(bl.text), "")
+			if err != nil {
+				return Shaped{}, err
+			}
+			if !res.Shaped {
+				newContent = append(newContent, bl.raw)
+				continue
+			}
+			results = append(results, res)
+			newContent = append(newContent, bl.setText(string(res.Body)))
+			newContent = append(newContent, s.guidance(res, call)...)
+		}
+	}
+	if len(results) > 0 {
+		metaRes = &results[0]
+	}
+	c, _ := marshal(newContent)
+	w.set("content", c)
+	w.set("_meta", s.meta(w.get("_meta"), results, metaRes, b.HardCap))
+	out.Result = w.marshal()
+	out.Results = results
+	return out, nil
+}
+
+// shapeWhole shapes body as the one text of a result: in place of its first
+// text block (its other text blocks go), the other blocks in order. It
+// returns nil and the blocks unchanged when body is under its share.
+func (s *Shaper) shapeWhole(ctx context.Context, call Call, blocks []block, body []byte, contentType string, share func(int) (budget.Budget, bool)) (*ctxfit.Result, []json.RawMessage, error) {
+	bud, ok := share(1)
+	if !ok {
+		return nil, nil, s.tooMuchMedia()
+	}
+	res, err := s.handle(ctx, call, 0, bud, body, contentType)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]json.RawMessage, 0, len(blocks)+2)
+	if !res.Shaped {
+		for _, bl := range blocks {
+			out = append(out, bl.raw)
+		}
+		return nil, out, nil
+	}
+	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.guidance(res, call)...)
+	placed := false
+	for _, bl := range blocks {
+		switch {
+		case bl.kind != "text":
+			out = append(out, bl.raw)
+		case !placed:
+			out = append(out, shaped...)
+			placed = true
+		}
+	}
+	if !placed {
+		out = append(shaped, out...)
+	}
+	return &res, out, nil
+}
+
+// MinHardCapShare is the room a link and the text around it keep from a
+// media block's share of the hard cap.
+const MinHardCapShare = 64
+
+// hold replaces media block i by a link to its bytes, and returns the
+// link's cost.
+func (s *Shaper) hold(ctx context.Context, call Call, i int, bl *block) (int, error) {
+	link, err := s.link(ctx, call, i+1, *bl, s.mediaTokens(*bl))
+	if err != nil {
+		return 0, err
+	}
+	bl.raw, bl.kind = link, "link"
+	return s.exact().Count(string(link)), nil
+}
+
+// guidanceReserve is what a guidance line may take beside a shaped block.
+const guidanceReserve = 200
+
+// errNoRoom: even with every media block held back, a result's text has no
+// room (a hard cap too small for its blocks).
+var errNoRoom = errors.New("mcpcore: the result's text has no room within the hard cap beside its other blocks")
+
+func (s *Shaper) tooMuchMedia() error { return errNoRoom }
+
+// handle shapes one body of a result with the Guard.
+func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budget, body []byte, contentType string) (ctxfit.Result, error) {
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments,
+		RequestID: call.RequestID, Block: blk, Budget: bud}
+	res, err := s.Guard.Handle(ctx, req, func(context.Context) (ctxfit.Response, error) {
+		return ctxfit.Response{Body: body, ContentType: contentType, CacheHit: call.CacheHit}, nil
+	})
+	if err != nil {
+		return res, err
+	}
+	if !res.Shaped {
+		// Under its share: the block as it is, without guidance.
+		res.Body = body
+	}
+	return res, nil
+}
+
+// guidance is the text block that says what a shaped body holds and how to
+// get more, or nothing.
+func (s *Shaper) guidance(res ctxfit.Result, call Call) []json.RawMessage {
+	if !res.Shaped {
+		return nil
+	}
+	line := Guidance(res, s.Names, call)
+	if line == "" || !s.fit.Fits(res, s.Guard.Config().Encoding, line) {
+		return nil
+	}
+	return []json.RawMessage{textBlock(line)}
+}
+
+// meta merges ctxfit's _meta keys into the tool's own; hardCap is the
+// result's (a shaped block had a share of it).
+func (s *Shaper) meta(tool json.RawMessage, results []ctxfit.Result, first *ctxfit.Result, hardCap int) json.RawMessage {
+	m := map[string]any{}
+	if len(tool) > 0 {
+		_ = json.Unmarshal(tool, &m)
+	}
+	if first != nil {
+		for k, v := range Meta(*first) {
+			m[k] = v
+		}
+		m[MetaHardCap] = hardCap
+	}
+	if len(results) > 1 {
+		var more []map[string]any
+		for _, r := range results[1:] {
+			if r.Next != "" || r.PartCursor != "" {
+				more = append(more, map[string]any{"nextCursor": r.Next, "partCursor": r.PartCursor})
+			}
+		}
+		if more != nil {
+			m[MetaMoreCursors] = more
+		}
+	}
+	out, _ := marshal(m)
+	return out
+}
+
+// MetaMoreCursors lists, when several text blocks of a result were shaped,
+// the cursors of the blocks after the first (array of objects with
+// nextCursor and partCursor).
+const MetaMoreCursors = "ctxfit/moreCursors"
+
+// link keeps a media block's bytes with the Guard and returns the
+// resource_link that stands for it.
+func (s *Shaper) link(ctx context.Context, call Call, blk int, bl block, tokens int) (json.RawMessage, error) {
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments, Block: blk}
+	mime := bl.mime
+	if mime == "" {
+		mime = "application/octet-stream"
+	}
+	token, err := s.Guard.Resource(ctx, req, bl.data, mime)
+	if err != nil {
+		return nil, err
+	}
+	what := bl.kind
+	if what == "blob" {
+		what = "binary resource"
+	}
+	desc := fmt.Sprintf("Held back by ctxfit: a %s of %d bytes (%s), about %d tokens. Read it with resources/read.", what, len(bl.data), mime, tokens)
+	if bl.uri != "" {
+		desc += " It was " + bl.uri + "."
+	}
+	return marshal(map[string]any{
+		"type": "resource_link", "uri": ResourcePrefix + token,
+		"name": fmt.Sprintf("%s block %d", call.Tool, blk), "mimeType": mime, "size": len(bl.data), "description": desc,
+	})
+}
+
+func isErr(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "true" }
+
+// BlockBody returns the body of block blk of a result's wire JSON, as
+// [Shaper.ShapeResult] shaped it: 0 is the structured content (or the text
+// blocks joined by newlines), i > 0 the text of content block i-1, or the
+// bytes of its media. A replay-mode continuation reruns the tool and reads
+// the same body again with it.
+func BlockBody(raw json.RawMessage, blk int) ([]byte, string, error) {
+	w, err := parseWire(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	if isErr(w.get("isError")) {
+		return nil, "", errors.New("mcpcore: the tool answered with an error")
+	}
+	var content []json.RawMessage
+	_ = json.Unmarshal(w.get("content"), &content)
+	if blk == 0 {
+		if st := w.get("structuredContent"); len(st) > 0 && string(st) != "null" {
+			return st, "application/json", nil
+		}
+		var texts []string
+		for _, c := range content {
+			if b := readBlock(c); b.kind == "text" {
+				texts = append(texts, b.text)
+			}
+		}
+		return []byte(strings.Join(texts, "\n")), "", nil
+	}
+	if blk < 1 || blk > len(content) {
+		return nil, "", fmt.Errorf("mcpcore: the result has no block %d", blk)
+	}
+	b := readBlock(content[blk-1])
+	if b.kind == "text" {
+		return []byte(b.text), "", nil
+	}
+	return b.data, b.mime, nil
+}
+
+// Next serves the continuation tool: args are its arguments, subject the
+// caller's, rerun runs a tool again (replay mode; nil if it cannot). It
+// returns the wire JSON of the tool result to send: the next page, chunk
+// or part, or an isError result with the structured [Error] a model can act
+// on (bad arguments included, as the 2025-11-25 revision asks).
+func (s *Shaper) Next(ctx context.Context, subject string, args json.RawMessage, rerun Rerun) json.RawMessage {
+	in, bad := s.Names.NextInput(args)
+	if bad != nil {
+		return ErrorResult(*bad)
+	}
+	req, err := s.Guard.ResumeContext(ctx, in.Cursor, subject)
+	if err != nil {
+		return ErrorResult(ErrorOf(err))
+	}
+	req.Part = in.Part
+	return s.serve(ctx, req, rerun)
+}
+
+// Details serves the drill-down tool (see [Shaper.Next]).
+func (s *Shaper) Details(ctx context.Context, subject string, args json.RawMessage, rerun Rerun) json.RawMessage {
+	req, bad := s.Names.DetailsRequest(args)
+	if bad != nil {
+		return ErrorResult(*bad)
+	}
+	req.Subject = subject
+	return s.serve(ctx, req, rerun)
+}
+
+// errToolResult carries a tool's own isError result (or a result ctxfit
+// cannot read) out of a Fetch, to be sent as it is.
+type errToolResult struct{ raw json.RawMessage }
+
+func (e *errToolResult) Error() string { return "mcpcore: the tool answered with an error" }
+
+// ToolError is a protocol error of a tool a continuation ran again (for
+// example a JSON-RPC error from the SDK): Rerun returns it, and the
+// continuation answers [ToolFailed].
+type ToolError struct{ Message string }
+
+func (e *ToolError) Error() string { return e.Message }
+
+// serve answers a continuation or drill-down request.
+func (s *Shaper) serve(ctx context.Context, req ctxfit.Request, rerun Rerun) json.RawMessage {
+	fetch := func(ctx context.Context) (ctxfit.Response, error) {
+		if rerun == nil {
+			return ctxfit.Response{}, errors.New("mcpcore: this server cannot run the tool again")
+		}
+		raw, err := rerun(ctx, req.Endpoint, req.Filters)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		body, ct, err := BlockBody(raw, req.Block)
+		if err != nil {
+			return ctxfit.Response{}, &errToolResult{raw}
+		}
+		return ctxfit.Response{Body: body, ContentType: ct}, nil
+	}
+	res, err := s.Guard.Handle(ctx, req, fetch)
+	if err != nil {
+		var tr *errToolResult
+		var te *ToolError
+		switch {
+		case errors.As(err, &tr):
+			return tr.raw // the tool answered with an error or another kind of result
+		case errors.As(err, &te):
+			return ErrorResult(ToolFailed(req.Endpoint, te.Message))
+		}
+		return ErrorResult(ErrorOf(err))
+	}
+	content := []json.RawMessage{textBlock(string(res.Body))}
+	call := Call{Tool: req.Endpoint, Arguments: req.Filters, Subject: req.Subject}
+	content = append(content, s.guidance(res, call)...)
+	c, _ := marshal(content)
+	w := &wire{members: []member{{"content", c}}}
+	if IsObject(res.Body) {
+		w.set("structuredContent", res.Body)
+	}
+	w.set("_meta", s.meta(nil, []ctxfit.Result{res}, &res, res.Record.HardCap))
+	return w.marshal()
+}
+
+// ErrorResult is the wire JSON of a tool result with isError set, carrying
+// e as text and as structured content.
+func ErrorResult(e Error) json.RawMessage {
+	data, _ := marshal(e)
+	c, _ := marshal([]json.RawMessage{textBlock(e.Text())})
+	w := &wire{members: []member{{"content", c}, {"structuredContent", data}, {"isError", json.RawMessage("true")}}}
+	return w.marshal()
+}
+
+// ReadResource serves resources/read of a URI a resource_link of this
+// Shaper named (ctxfit://r/<token>): the held-back bytes, whole, as a blob
+// (or as text when they are UTF-8 text), provided the token verifies and
+// was issued for subject. In replay mode it runs the tool again with rerun.
+// It returns the wire JSON of a ReadResourceResult, or an error whose
+// [ErrorOf] says what went wrong.
+func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Rerun) (json.RawMessage, error) {
+	token, ok := strings.CutPrefix(uri, ResourcePrefix)
+	if !ok {
+		return nil, fmt.Errorf("mcpcore: %q is not a resource of ctxfit", uri)
+	}
+	fetch := func(ctx context.Context) (ctxfit.Response, error) {
+		req, err := s.Guard.ResumeContext(ctx, token, subject)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		if rerun == nil {
+			return ctxfit.Response{}, errors.New("mcpcore: this server cannot run the tool again")
+		}
+		raw, err := rerun(ctx, req.Endpoint, req.Filters)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		body, ct, err := BlockBody(raw, req.Block)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		return ctxfit.Response{Body: body, ContentType: ct}, nil
+	}
+	data, mime, err := s.Guard.ReadResource(ctx, token, subject, fetch)
+	if err != nil {
+		return nil, err
+	}
+	content := map[string]any{"uri": uri, "mimeType": mime}
+	if strings.HasPrefix(mime, "text/") && utf8.Valid(data) {
+		content["text"] = string(data)
+	} else {
+		content["blob"] = base64.StdEncoding.EncodeToString(data)
+	}
+	return marshal(map[string]any{"contents": []any{content}})
+}

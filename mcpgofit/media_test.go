@@ -1,0 +1,54 @@
+package mcpgofit_test
+
+import (
+	"context"
+	"encoding/base64"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/mcpgofit"
+)
+
+func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
+	blob := make([]byte, 300000)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range blob {
+		blob[i] = byte(r.UintN(256))
+	}
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			s := server.NewMCPServer("media", "1", server.WithToolCapabilities(true))
+			s.AddTool(mcp.NewTool("read_binary"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{
+					mcp.NewTextContent("the file follows"),
+					mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "file:///data.bin", MIMEType: "application/octet-stream",
+						Blob: base64.StdEncoding.EncodeToString(blob)}),
+				}}, nil
+			})
+			require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Mode: mode}), nil))
+			c := connect(t, s)
+			res := call(t, c, "read_binary", nil)
+			require.Len(t, res.Content, 2)
+			link, ok := res.Content[1].(mcp.ResourceLink)
+			require.True(t, ok, "the blob is a resource_link: %T", res.Content[1])
+			assert.True(t, strings.HasPrefix(link.URI, mcpcore.ResourcePrefix))
+
+			read, err := c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: link.URI}})
+			require.NoError(t, err)
+			require.Len(t, read.Contents, 1)
+			got, ok := read.Contents[0].(mcp.BlobResourceContents)
+			require.True(t, ok, "%T", read.Contents[0])
+			data, err := base64.StdEncoding.DecodeString(got.Blob)
+			require.NoError(t, err)
+			assert.Equal(t, blob, data, "resources/read gives the bytes back, exactly")
+		})
+	}
+}
