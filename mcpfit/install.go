@@ -226,8 +226,7 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	}
 	ctr, _ := res.(*mcp.CallToolResult)
 	if ctr == nil {
-		ctr = &mcp.CallToolResult{} // served from the cache: the tool did not run
-		if err := json.Unmarshal(wire, ctr); err != nil {
+		if ctr, err = fromWire(wire); err != nil { // served from the cache: the tool did not run
 			return nil, err
 		}
 	}
@@ -243,8 +242,8 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	if !shaped.Shaped {
 		return ctr, nil
 	}
-	var got mcp.CallToolResult
-	if err := json.Unmarshal(shaped.Result, &got); err != nil {
+	got, err := fromWire(shaped.Result)
+	if err != nil {
 		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
 	}
 	out := *ctr // keeps what the SDK set on the result (its result type)
@@ -254,11 +253,35 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 
 // toResult reads the wire JSON of a tool result ctxfit built.
 func toResult(wire json.RawMessage) *mcp.CallToolResult {
-	var r mcp.CallToolResult
-	if err := json.Unmarshal(wire, &r); err != nil {
+	r, err := fromWire(wire)
+	if err != nil {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "ctxfit: " + err.Error()}}}
 	}
-	return &r
+	return r
+}
+
+// fromWire reads a tool result's wire JSON, keeping its structured content
+// as the raw JSON it is (decoded, a number such as 1e400 would not fit a
+// float64, and object keys would lose their order).
+func fromWire(wire json.RawMessage) (*mcp.CallToolResult, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(wire, &members); err != nil {
+		return nil, err
+	}
+	structured := members["structuredContent"]
+	delete(members, "structuredContent")
+	rest, err := json.Marshal(members)
+	if err != nil {
+		return nil, err
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(rest, &r); err != nil {
+		return nil, err
+	}
+	if len(structured) > 0 && string(structured) != "null" {
+		r.StructuredContent = structured
+	}
+	return &r, nil
 }
 
 // rerun runs the tool named tool with args on the session of parent,

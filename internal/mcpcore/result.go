@@ -723,10 +723,9 @@ func (s *Shaper) serve(ctx context.Context, req ctxfit.Request, rerun Rerun) jso
 	call := Call{Tool: req.Endpoint, Arguments: req.Filters, Subject: req.Subject}
 	content = append(content, s.guidance(res, call)...)
 	c, _ := marshal(content)
+	// The continuation tools have no output schema: the shaped body is the
+	// text block, with no structured content to validate or to decode.
 	w := &wire{members: []member{{"content", c}}}
-	if IsObject(res.Body) {
-		w.set("structuredContent", res.Body)
-	}
 	w.set("_meta", s.meta(nil, []ctxfit.Result{res}, &res, res.Record.HardCap))
 	return w.marshal()
 }
