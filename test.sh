@@ -24,8 +24,8 @@ if ! command -v redis-server >/dev/null; then
   fi
 fi
 
-echo "== npm install (e2e/ts: the TypeScript MCP client of the end-to-end tests)"
-(cd e2e/ts && npm install --no-audit --no-fund)
+echo "== npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
+(cd e2e/ts && npm ci --no-audit --no-fund)
 
 echo "== go test"
 go test -race -shuffle=on -count=1 ./...
