@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 )
 
 // canonicalFilters returns the canonical form of the JSON value raw: what
@@ -26,7 +28,7 @@ func canonicalFilters(raw []byte) ([]byte, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	return jsonwire.Marshal(v) // the same bytes on every toolchain
 }
 
 // sameFilters reports whether the filters a caller expects equal the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/chunk"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/pagination"
 )
 
@@ -213,7 +214,7 @@ func canonicalFilters(f []filter) json.RawMessage {
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if !plainJSON[s[i]] {
-			q, _ := json.Marshal(s) // cannot fail for a string
+			q, _ := jsonwire.Marshal(s) // cannot fail for a string
 			return append(b, q...)
 		}
 	}

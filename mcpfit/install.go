@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -196,7 +197,7 @@ func bodyOf(r *mcp.CallToolResult) (body []byte, contentType string, ok bool) {
 		texts = append(texts, t.Text)
 	}
 	if r.StructuredContent != nil {
-		b, err := json.Marshal(r.StructuredContent)
+		b, err := jsonwire.Marshal(r.StructuredContent)
 		if err != nil {
 			return nil, "", false
 		}

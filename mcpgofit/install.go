@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -270,7 +271,7 @@ func bodyOf(r *mcp.CallToolResult) (body []byte, contentType string, ok bool) {
 	case len(r.RawStructuredContent) > 0:
 		return bytes.Clone(r.RawStructuredContent), "application/json", true
 	case r.StructuredContent != nil:
-		b, err := json.Marshal(r.StructuredContent)
+		b, err := jsonwire.Marshal(r.StructuredContent)
 		if err != nil {
 			return nil, "", false
 		}
