@@ -29,6 +29,19 @@ func Marshal(v any) ([]byte, error) {
 	return Normalize(b), nil
 }
 
+// MarshalUnescaped is [Marshal] without encoding/json's HTML escaping: '<',
+// '>' and '&' are written as they are, for JSON that people read or that
+// must reach another program as it was written.
+func MarshalUnescaped(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return Normalize(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
 // Normalize rewrites the character U+FFFD in b, which must be valid JSON
 // (outside strings U+FFFD cannot occur), as the escape \ufffd. It returns b
 // itself when there is none, and a new slice otherwise.

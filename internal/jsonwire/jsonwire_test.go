@@ -44,3 +44,9 @@ func TestNormalizeReturnsItsArgumentWhenThereIsNothingToDo(t *testing.T) {
 	in := []byte(`{"a":"plain"}`)
 	assert.Same(t, &in[0], &jsonwire.Normalize(in)[0])
 }
+
+func TestMarshalUnescapedLeavesHTMLCharactersAlone(t *testing.T) {
+	got, err := jsonwire.MarshalUnescaped([]string{"a && b <c>", "\xff"})
+	require.NoError(t, err)
+	assert.Equal(t, `["a && b <c>","\ufffd"]`, string(got))
+}
