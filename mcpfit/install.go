@@ -310,7 +310,7 @@ func (a *adapter) invoke(parent *mcp.CallToolRequest, tool string, args json.Raw
 func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	cursor, bad := a.names.NextCursor(req.Params.Arguments)
 	if bad != nil {
-		return nil, invalidParams(*bad)
+		return errorResult(*bad), nil // a tool error the model can correct, not -32602
 	}
 	r, err := a.g.Resume(cursor, a.subjectOf(ctx, req))
 	if err != nil {
@@ -324,7 +324,7 @@ func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	r, bad := a.names.DetailsRequest(req.Params.Arguments)
 	if bad != nil {
-		return nil, invalidParams(*bad)
+		return errorResult(*bad), nil // a tool error the model can correct, not -32602
 	}
 	r.Subject = a.subjectOf(ctx, req)
 	return a.serve(ctx, req, r)
@@ -351,13 +351,6 @@ func (a *adapter) serve(ctx context.Context, req *mcp.CallToolRequest, r ctxfit.
 	out := &mcp.CallToolResult{}
 	a.fill(out, res, mcpcore.Call{Tool: r.Endpoint, Arguments: r.Filters}, mcpcore.IsObject(res.Body), nil)
 	return out, nil
-}
-
-// invalidParams is the JSON-RPC error of malformed arguments, with the
-// structured error as its data.
-func invalidParams(e mcpcore.Error) error {
-	data, _ := json.Marshal(e)
-	return &jsonrpc.Error{Code: int64(mcpcore.CodeInvalidParams), Message: e.Message, Data: data}
 }
 
 // errorResult is a tool result with isError set, carrying e as text and as

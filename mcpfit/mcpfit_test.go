@@ -3,10 +3,8 @@ package mcpfit_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -184,26 +182,24 @@ func isB64(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
-func TestMalformedArgumentsOfTheCtxfitToolsAreInvalidParams(t *testing.T) {
+func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
 	cs, _ := guarded(t, ctxfit.Config{}, nil)
-	for _, tc := range []struct {
-		name, tool string
-		args       any
-	}{
-		{"a missing cursor", mcpcore.DefaultNextTool, map[string]any{}},
-		{"a cursor that is not a string", mcpcore.DefaultNextTool, map[string]any{"cursor": 5}},
-		{"an unknown argument", mcpcore.DefaultNextTool, map[string]any{"cursor": "x", "limit": 5}},
-		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking"}},
-		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
-			var wire *jsonrpc.Error
-			require.True(t, errors.As(err, &wire), "got %v", err)
-			assert.EqualValues(t, jsonrpc.CodeInvalidParams, wire.Code)
-			var e mcpcore.Error
-			require.NoError(t, json.Unmarshal(wire.Data, &e))
-			assert.NotEmpty(t, e.Data.Suggestion)
+	for _, tc := range mcptest.MalformedCalls() {
+		t.Run(tc.Name+" is a tool result with isError and the structured error, as mcpgofit answers", func(t *testing.T) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.Tool, Arguments: tc.Args})
+			require.NoError(t, err, "not a JSON-RPC error")
+			require.True(t, res.IsError)
+			want := mcptest.WantMalformed(tc)
+			var got mcpcore.Error
+			b, err := json.Marshal(res.StructuredContent)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &got))
+			assert.Equal(t, want, got)
+			assert.Equal(t, "parameter_invalid", got.Code)
+			assert.NotEmpty(t, got.Data.Parameter)
+			assert.NotEmpty(t, got.Data.Expected)
+			assert.NotEmpty(t, got.Data.Suggestion)
+			assert.Equal(t, []string{want.Text()}, mcptest.Texts(t, res))
 		})
 	}
 }
