@@ -13,16 +13,26 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== redis-server (the Redis store's tests run against a real one)"
-if ! command -v redis-server >/dev/null; then
+# apt_install PACKAGE COMMAND: installs the Debian package when COMMAND is missing.
+apt_install() {
+  if command -v "$2" >/dev/null; then return 0; fi
   if [ "$(id -u)" = 0 ]; then
-    apt-get update && apt-get install -y redis-server
+    apt-get update && apt-get install -y "$1"
   elif command -v sudo >/dev/null; then
-    sudo apt-get update && sudo apt-get install -y redis-server
+    sudo apt-get update && sudo apt-get install -y "$1"
   else
-    echo "redis-server is missing and cannot be installed (not root, no sudo): the Redis tests will skip (fail under CI)"
+    echo "$2 is missing and cannot be installed (not root, no sudo)"
+    return 1
   fi
-fi
+}
+
+echo "== redis-server (the Redis store's tests run against a real one)"
+apt_install redis-server redis-server || echo "the Redis tests will skip (fail under CI)"
+
+echo "== promtool (Debian's prometheus package): the alert rules of monitoring/"
+apt_install prometheus promtool
+promtool check rules monitoring/alerts.yml
+(cd monitoring && promtool test rules alerts_test.yml)
 
 echo "== npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
 (cd e2e/ts && npm ci --no-audit --no-fund)

@@ -6,16 +6,16 @@
 // of your SDK setup, or the global one) and creates its instruments once;
 // [Sink.Record] then adds one response's numbers to them:
 //
-//	name                      kind       unit        attributes (besides the common ones)
-//	ctxfit.responses          counter    {response}  error.type (requests that ended in an error)
-//	ctxfit.tokens             counter    {token}     ctxfit.token.type: original, sent or saved
-//	ctxfit.response.size      counter    By          ctxfit.token.type: original or sent
-//	ctxfit.oversize.attempts  counter    {response}
-//	ctxfit.fallbacks          counter    {response}  error.type: why shaping fell back
-//	ctxfit.cache.lookups      counter    {lookup}    ctxfit.cache.hit
-//	ctxfit.shaping.duration   histogram  s
-//	ctxfit.response.tokens    histogram  {token}
-//	ctxfit.estimate.error     histogram  1           (the endpoint's attributes only)
+//	name                         kind       unit        attributes (besides the common ones)
+//	ctxfit.responses             counter    {response}  error.type (requests that ended in an error)
+//	ctxfit.tokens                counter    {token}     ctxfit.token.type: original, sent or saved
+//	ctxfit.response.size         counter    By          ctxfit.token.type: original or sent
+//	ctxfit.oversize.attempts     counter    {response}
+//	ctxfit.fallbacks             counter    {response}  error.type: why shaping fell back
+//	ctxfit.cache.lookups         counter    {lookup}    ctxfit.cache.hit
+//	ctxfit.shaping.duration      histogram  s
+//	ctxfit.response.tokens       histogram  {token}
+//	ctxfit.estimate.error_ratio  histogram  1           (the endpoint's attributes only)
 //
 // The common attributes name the endpoint and what was done:
 //
@@ -41,7 +41,7 @@
 // repository's monitoring/ dashboard and alert rules use them.
 //
 // ctxfit.tokens with ctxfit.token.type=saved adds TokensBefore − TokensAfter
-// when it is positive (a counter only goes up). ctxfit.estimate.error
+// when it is positive (a counter only goes up). ctxfit.estimate.error_ratio
 // records the absolute relative error of the sampled token estimates.
 //
 // When the context carries a recording span, Record also sets
@@ -154,11 +154,11 @@ func New(mp metric.MeterProvider) (*Sink, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.response.tokens: %w", err))
 	}
-	s.estimateError, err = m.Float64Histogram("ctxfit.estimate.error",
+	s.estimateError, err = m.Float64Histogram("ctxfit.estimate.error_ratio",
 		metric.WithUnit("1"), metric.WithDescription("Absolute relative error of sampled token estimates."),
 		metric.WithExplicitBucketBoundaries(errorBuckets...))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.estimate.error: %w", err))
+		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.estimate.error_ratio: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

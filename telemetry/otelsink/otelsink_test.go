@@ -158,7 +158,7 @@ func TestSinkRecordsMetrics(t *testing.T) {
 		assert.Equal(t, int64(3000+3000+12000+120), sum)
 	})
 	t.Run("sampled estimate errors are a histogram of absolute values", func(t *testing.T) {
-		h, ok := got["ctxfit.estimate.error"].(metricdata.Histogram[float64])
+		h, ok := got["ctxfit.estimate.error_ratio"].(metricdata.Histogram[float64])
 		require.True(t, ok)
 		require.Len(t, h.DataPoints, 1)
 		p := h.DataPoints[0]
