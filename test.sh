@@ -40,6 +40,9 @@ echo "== npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP serve
 echo "== go test"
 go test -race -shuffle=on -count=1 ./...
 
+echo "== go test on Go 1.27 (without -race; the go command fetches the go1.27.3 toolchain from the module proxy)"
+GOTOOLCHAIN=go1.27.3 go test -count=1 ./...
+
 echo "== benchmarks, once each (they check their own output; the figures come from the README's commands)"
 out=$(go test ./httpfit ./budget ./chunk -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
 
