@@ -13,22 +13,35 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== redis-server (the Redis store's tests run against a real one)"
-if ! command -v redis-server >/dev/null; then
+# apt_install PACKAGE COMMAND: installs the Debian package when COMMAND is missing.
+apt_install() {
+  if command -v "$2" >/dev/null; then return 0; fi
   if [ "$(id -u)" = 0 ]; then
-    apt-get update && apt-get install -y redis-server
+    apt-get update && apt-get install -y "$1"
   elif command -v sudo >/dev/null; then
-    sudo apt-get update && sudo apt-get install -y redis-server
+    sudo apt-get update && sudo apt-get install -y "$1"
   else
-    echo "redis-server is missing and cannot be installed (not root, no sudo): the Redis tests will skip (fail under CI)"
+    echo "$2 is missing and cannot be installed (not root, no sudo)"
+    return 1
   fi
-fi
+}
 
-echo "== npm install (e2e/ts: the TypeScript MCP client of the end-to-end tests)"
-(cd e2e/ts && npm install --no-audit --no-fund)
+echo "== redis-server (the Redis store's tests run against a real one)"
+apt_install redis-server redis-server || echo "the Redis tests will skip (fail under CI)"
+
+echo "== promtool (Debian's prometheus package): the alert rules of monitoring/"
+apt_install prometheus promtool
+promtool check rules monitoring/alerts.yml
+(cd monitoring && promtool test rules alerts_test.yml)
+
+echo "== npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
+(cd e2e/ts && npm ci --no-audit --no-fund)
 
 echo "== go test"
 go test -race -shuffle=on -count=1 ./...
+
+echo "== go test on Go 1.27 (without -race; the go command fetches the go1.27.3 toolchain from the module proxy)"
+GOTOOLCHAIN=go1.27.3 go test -count=1 ./...
 
 echo "== benchmarks, once each (they check their own output; the figures come from the README's commands)"
 out=$(go test ./httpfit ./budget ./chunk -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }

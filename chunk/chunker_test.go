@@ -249,3 +249,9 @@ func TestChunkCursorsCarryTheSnapshotReference(t *testing.T) {
 	_, err = c.Chunk(text, first.NextCursor, b)
 	assert.ErrorIs(t, err, cursor.ErrMismatch, "another snapshot rejects it")
 }
+
+func TestAChunkOfInvalidUTF8IsTheSameJSONOnEveryToolchain(t *testing.T) {
+	b, err := json.Marshal(chunk.ContentChunk{Content: "a\xffb", TotalChunks: 1})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"content":"a\ufffdb"`, "Go 1.27's encoding/json would write U+FFFD itself")
+}

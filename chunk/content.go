@@ -3,6 +3,8 @@ package chunk
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 )
 
 // Metadata locates a chunk in its text: the data model's ChunkMetadata.
@@ -64,7 +66,7 @@ func (c ContentChunk) MarshalJSON() ([]byte, error) {
 	if c.NextCursor != "" {
 		w.NextCursor = &c.NextCursor
 	}
-	return json.Marshal(w)
+	return jsonwire.Marshal(w) // the same bytes on every toolchain
 }
 
 // UnmarshalJSON reads the shape MarshalJSON writes; a null nextCursor

@@ -13,7 +13,7 @@ import (
 
 // TestTheTypeScriptClientAcceptsShapedResults runs e2e/ts (node --test)
 // against the binaries built here. It needs Node 20 or later and the npm
-// dependencies installed: (cd e2e/ts && npm install --no-audit --no-fund),
+// dependencies installed: (cd e2e/ts && npm ci --no-audit --no-fund),
 // which test.sh does. Without node it is skipped, except under CI=true,
 // where it fails.
 func TestTheTypeScriptClientAcceptsShapedResults(t *testing.T) {
@@ -28,7 +28,7 @@ func TestTheTypeScriptClientAcceptsShapedResults(t *testing.T) {
 	dir, err := filepath.Abs("ts")
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	require.NoError(t, err, "the npm dependencies are missing: run (cd e2e/ts && npm install --no-audit --no-fund), as test.sh does")
+	require.NoError(t, err, "the npm dependencies are missing: run (cd e2e/ts && npm ci --no-audit --no-fund), as test.sh does")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

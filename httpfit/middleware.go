@@ -3,7 +3,6 @@ package httpfit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -331,8 +331,8 @@ func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
 
 // writeProblem sends p as an RFC 9457 problem document.
 func writeProblem(w http.ResponseWriter, p ctxfit.Problem) {
-	body, err := json.Marshal(p)
-	if err != nil { // cannot happen: Problem is strings and ints
+	body, err := jsonwire.Marshal(p) // the same bytes on every Go release
+	if err != nil {                  // cannot happen: Problem is strings and ints
 		body = []byte(`{"status":500,"code":"internal","title":"Internal error"}`)
 	}
 	hdr := w.Header()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -192,7 +193,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context
 		if ctr.IsError || ctr.InputRequests != nil {
 			cache.DontStore(ctx)
 		}
-		b, err := json.Marshal(ctr)
+		b, err := jsonwire.Marshal(ctr) // the same bytes on every Go release
 		if err != nil {
 			cache.DontStore(ctx)
 			return ctxfit.Response{}, nil

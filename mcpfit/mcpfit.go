@@ -51,9 +51,12 @@
 // cursor, an unknown field) are tool results with isError set, a text block
 // with the message and a suggestion, and structuredContent holding the
 // structured error (code, message, data{parameter, expected, suggestion}).
-// A call of ctxfit_next or ctxfit_details with missing or mistyped
-// arguments is a JSON-RPC error -32602 (invalid params) with the same
-// structured error as its data.
+// A call of ctxfit_next or ctxfit_details with missing, mistyped or unknown
+// arguments is such a tool result too (code "parameter_invalid", with the
+// parameter, what it expects and a suggestion), as the MCP specification
+// (2025-11-25) asks of input validation errors so that the model can
+// correct its call, and as mcpgofit answers: JSON-RPC -32602 is left to the
+// SDK for requests that are not tool calls.
 //
 // Install fails open: results that are errors (isError), that ask the
 // client for input (inputRequests), or that hold anything but text (images,

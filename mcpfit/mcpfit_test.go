@@ -181,28 +181,22 @@ func isB64(c byte) bool {
 
 func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
 	cs, _ := guarded(t, ctxfit.Config{}, nil)
-	for _, tc := range []struct {
-		name, tool string
-		args       any
-	}{
-		{"a missing cursor", mcpcore.DefaultNextTool, map[string]any{}},
-		{"a cursor that is not a string", mcpcore.DefaultNextTool, map[string]any{"cursor": 5}},
-		{"an unknown argument", mcpcore.DefaultNextTool, map[string]any{"cursor": "x", "limit": 5}},
-		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking"}},
-		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			// Input validation errors are tool results with isError, so
-			// that the model can correct itself (MCP 2025-11-25).
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
-			require.NoError(t, err)
+	for _, tc := range mcptest.MalformedCalls() {
+		t.Run(tc.Name+" is a tool result with isError and the structured error, as mcpgofit answers", func(t *testing.T) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.Tool, Arguments: tc.Args})
+			require.NoError(t, err, "not a JSON-RPC error")
 			require.True(t, res.IsError)
-			var e mcpcore.Error
-			require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
-			assert.Equal(t, "parameter_invalid", e.Code)
-			assert.NotEmpty(t, e.Data.Parameter)
-			assert.NotEmpty(t, e.Data.Expected)
-			assert.NotEmpty(t, e.Data.Suggestion)
+			want := mcptest.WantMalformed(tc)
+			var got mcpcore.Error
+			b, err := json.Marshal(res.StructuredContent)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &got))
+			assert.Equal(t, want, got)
+			assert.Equal(t, "parameter_invalid", got.Code)
+			assert.NotEmpty(t, got.Data.Parameter)
+			assert.NotEmpty(t, got.Data.Expected)
+			assert.NotEmpty(t, got.Data.Suggestion)
+			assert.Equal(t, []string{want.Text()}, mcptest.Texts(t, res))
 		})
 	}
 }

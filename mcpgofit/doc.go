@@ -67,11 +67,10 @@
 // structured error (code, message, data{parameter, expected, suggestion}).
 //
 // A call of ctxfit_next or ctxfit_details with missing or mistyped arguments
-// is also such a tool result (code "parameter_invalid"), not a JSON-RPC
-// error -32602 as in mcpfit: mcp-go v1.2 turns every error a tool handler
-// returns into -32603 (internal error), so -32602 cannot be sent from a
-// handler. Servers built with [server.WithInputSchemaValidation] reject such
-// calls before the handler runs, as tool results too (SEP-1303).
+// is also such a tool result (code "parameter_invalid"), as in mcpfit and
+// as the MCP specification (2025-11-25) asks of input validation errors.
+// Servers built with [server.WithInputSchemaValidation] reject such calls
+// before the handler runs, as tool results too (SEP-1303).
 //
 // Install fails open: results that are errors (isError), that ask the
 // client for input (inputRequests), or that hold anything but text (images,

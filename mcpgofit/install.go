@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
@@ -226,7 +227,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context
 		if r.IsError || len(r.InputRequests) > 0 || r.RequestState != "" {
 			cache.DontStore(ctx)
 		}
-		b, err := json.Marshal(r)
+		b, err := jsonwire.Marshal(r) // the same bytes on every Go release
 		if err != nil {
 			return ctxfit.Response{}, err
 		}

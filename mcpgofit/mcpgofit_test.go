@@ -252,21 +252,12 @@ func TestOptionsSubjectBindsCursorsToAPrincipal(t *testing.T) {
 
 func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
 	f := guarded(t, ctxfit.Config{}, nil)
-	for _, tc := range []struct {
-		name, tool, param string
-		args              any
-	}{
-		{"a missing cursor", mcpcore.DefaultNextTool, "cursor", map[string]any{}},
-		{"a cursor that is not a string", mcpcore.DefaultNextTool, "cursor", map[string]any{"cursor": 5}},
-		{"an unknown argument", mcpcore.DefaultNextTool, "cursor", map[string]any{"cursor": "x", "limit": 5}},
-		{"details without fields", mcpcore.DefaultDetailsTool, "fields", map[string]any{"tool": "get_booking"}},
-		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, "tool", map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := errorOf(t, call(t, f.client, tc.tool, tc.args))
-			assert.Equal(t, "parameter_invalid", e.Code)
-			assert.Equal(t, tc.param, e.Data.Parameter)
-			assert.NotEmpty(t, e.Data.Suggestion)
+	for _, tc := range mcptest.MalformedCalls() {
+		t.Run(tc.Name+" is a tool result with isError and the structured error, as mcpfit answers", func(t *testing.T) {
+			res := call(t, f.client, tc.Tool, tc.Args)
+			want := mcptest.WantMalformed(tc)
+			assert.Equal(t, want, errorOf(t, res))
+			assert.Equal(t, []string{want.Text()}, texts(t, res))
 		})
 	}
 }

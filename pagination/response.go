@@ -1,9 +1,10 @@
 package pagination
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 )
 
 // Meta describes a page: the data model's PageMetadata.
@@ -65,8 +66,10 @@ func (r PaginatedResponse[T]) MarshalJSON() ([]byte, error) {
 
 // marshalItem encodes one item as encoding/json encodes an element of a
 // slice: through a pointer, so that methods with pointer receivers apply.
+// Invalid UTF-8 is written as \ufffd whatever the toolchain's encoding/json
+// (package jsonwire).
 func marshalItem[T any](v *T) ([]byte, error) {
-	return json.Marshal(v)
+	return jsonwire.Marshal(v)
 }
 
 // pageLen returns the length of the page appendPage writes, give or take
@@ -120,7 +123,7 @@ func quoteString(s string) []byte {
 		b = append(b, s...)
 		return append(b, '"')
 	}
-	b, _ := json.Marshal(s) // a string always marshals
+	b, _ := jsonwire.Marshal(s) // a string always marshals
 	return b
 }
 

@@ -90,7 +90,7 @@ func TestMarshalJSON(t *testing.T) {
 			want: `{"items":[1,2],"nextCursor":"abc","meta":{"totalCount":9,"pageSize":2,"hasMore":true}}`,
 		},
 		{
-			name: "strings are escaped as encoding/json escapes them",
+			name: "strings are escaped as encoding/json escapes them, invalid UTF-8 as \\ufffd on every toolchain",
 			page: pagination.PaginatedResponse[string]{Items: []string{"<a&b>", "\u2028", "\xff"}, NextCursor: "<\"x\">"},
 			want: `{"items":["\u003ca\u0026b\u003e","\u2028","\ufffd"],"nextCursor":"\u003c\"x\"\u003e","meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`,
 		},

@@ -41,8 +41,8 @@ func ExampleNewSlogSink() {
 		HardCap: 12000, Strategy: telemetry.StrategyChunking, Outcome: telemetry.OutcomeOversize,
 	})
 	// Output:
-	// {"level":"INFO","msg":"ctxfit: response","requestId":"req-1","endpoint":"GET /orders","strategy":"pagination","outcome":"shaped","tokensBefore":9000,"tokensAfter":3000,"bytesBefore":36000,"bytesAfter":12000,"reductionPercent":66.66666666666667,"itemCount":50,"latency":2000000}
-	// {"level":"WARN","msg":"ctxfit: oversized response","requestId":"req-2","endpoint":"GET /logs","strategy":"chunking","outcome":"oversize","tokensBefore":40000,"tokensAfter":2000,"bytesBefore":160000,"bytesAfter":8000,"reductionPercent":95,"itemCount":0,"latency":5000000,"hardCap":12000}
+	// {"level":"INFO","msg":"ctxfit: response","request_id":"req-1","endpoint":"GET /orders","strategy":"pagination","outcome":"shaped","tokens_before":9000,"tokens_after":3000,"bytes_before":36000,"bytes_after":12000,"reduction_percent":66.66666666666667,"item_count":50,"duration_ms":2}
+	// {"level":"WARN","msg":"ctxfit: oversized response","request_id":"req-2","endpoint":"GET /logs","strategy":"chunking","outcome":"oversize","tokens_before":40000,"tokens_after":2000,"bytes_before":160000,"bytes_after":8000,"reduction_percent":95,"duration_ms":5,"hard_cap":12000}
 }
 
 func ExampleNewAggregate() {

@@ -114,6 +114,11 @@ type Record struct {
 	// Fallback is the reason a fallback was taken ("timeout",
 	// "invalid_json", ...); empty means none.
 	Fallback string `json:"fallback,omitempty"`
+	// ErrorType is the problem code of a request that ended in an error
+	// ("cursor_expired", "store_unavailable": the Code of ctxfit.Problem); empty
+	// means none. Sinks report it as OpenTelemetry's error.type, so that
+	// store outages can be told from clients' bad cursors.
+	ErrorType string `json:"errorType,omitempty"`
 	// Compare marks an A/B comparison: the response was passed through
 	// unshaped and the After fields record what shaping would have sent.
 	Compare bool `json:"compare,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -26,12 +27,15 @@ const (
 // stand out and can be alerted on; their lines carry the original and final
 // sizes like every other line, plus the hard cap when it is known.
 //
-// Each line has these attributes, in this order: requestId, endpoint,
-// strategy, outcome, tokensBefore, tokensAfter, bytesBefore, bytesAfter,
-// reductionPercent, itemCount, latency; then, only when set, hardCap,
-// fallback, compare, estimateError, cacheHit and the group meta holding
-// OptimizationMetadata. The line's time is the record's Timestamp (now, when
-// that is zero).
+// Each line has these attributes, in this order, with snake_case keys as
+// the proxy's call log has them and units in the keys: request_id,
+// endpoint, strategy, outcome (each only when not empty), tokens_before,
+// tokens_after, bytes_before, bytes_after, reduction_percent, item_count
+// (only when not zero), duration_ms (milliseconds, with a fractional part);
+// then, only when set, hard_cap, fallback, error_type, compare,
+// estimate_error, cache_hit and the group meta holding OptimizationMetadata
+// (its keys in snake_case too). No attribute is written empty. The line's
+// time is the record's Timestamp (now, when that is zero).
 //
 // A SlogSink is safe for concurrent use when its handler is, as slog's
 // handlers are. Its zero value is not usable; call [NewSlogSink].
@@ -66,40 +70,63 @@ func (s *SlogSink) Record(ctx context.Context, r Record) error {
 	var pcs [1]uintptr
 	runtime.Callers(2, pcs[:]) // the caller of Record
 	rec := slog.NewRecord(t, level, msg, pcs[0])
+	str := func(key, v string) {
+		if v != "" {
+			rec.AddAttrs(slog.String(key, v))
+		}
+	}
+	str("request_id", r.RequestID)
+	str("endpoint", r.Endpoint)
+	str("strategy", r.Strategy)
+	str("outcome", r.Outcome)
 	rec.AddAttrs(
-		slog.String("requestId", r.RequestID),
-		slog.String("endpoint", r.Endpoint),
-		slog.String("strategy", r.Strategy),
-		slog.String("outcome", r.Outcome),
-		slog.Int("tokensBefore", r.TokensBefore),
-		slog.Int("tokensAfter", r.TokensAfter),
-		slog.Int("bytesBefore", r.BytesBefore),
-		slog.Int("bytesAfter", r.BytesAfter),
-		slog.Float64("reductionPercent", r.ReductionPercent),
-		slog.Int("itemCount", r.ItemCount),
-		slog.Duration("latency", r.Latency),
+		slog.Int("tokens_before", r.TokensBefore),
+		slog.Int("tokens_after", r.TokensAfter),
+		slog.Int("bytes_before", r.BytesBefore),
+		slog.Int("bytes_after", r.BytesAfter),
+		slog.Float64("reduction_percent", r.ReductionPercent),
 	)
+	if r.ItemCount != 0 {
+		rec.AddAttrs(slog.Int("item_count", r.ItemCount))
+	}
+	rec.AddAttrs(slog.Float64("duration_ms", float64(r.Latency)/float64(time.Millisecond)))
 	if r.HardCap > 0 {
-		rec.AddAttrs(slog.Int("hardCap", r.HardCap))
+		rec.AddAttrs(slog.Int("hard_cap", r.HardCap))
 	}
-	if r.Fallback != "" {
-		rec.AddAttrs(slog.String("fallback", r.Fallback))
-	}
+	str("fallback", r.Fallback)
+	str("error_type", r.ErrorType)
 	if r.Compare {
 		rec.AddAttrs(slog.Bool("compare", true))
 	}
 	if r.EstimateError != nil {
-		rec.AddAttrs(slog.Float64("estimateError", *r.EstimateError))
+		rec.AddAttrs(slog.Float64("estimate_error", *r.EstimateError))
 	}
 	if r.CacheHit != nil {
-		rec.AddAttrs(slog.Bool("cacheHit", *r.CacheHit))
+		rec.AddAttrs(slog.Bool("cache_hit", *r.CacheHit))
 	}
 	if len(r.OptimizationMetadata) > 0 {
 		attrs := make([]any, 0, len(r.OptimizationMetadata))
 		for _, k := range slices.Sorted(maps.Keys(r.OptimizationMetadata)) {
-			attrs = append(attrs, slog.Any(k, r.OptimizationMetadata[k]))
+			attrs = append(attrs, slog.Any(snakeCase(k), r.OptimizationMetadata[k]))
 		}
 		rec.AddAttrs(slog.Group("meta", attrs...))
 	}
 	return h.Handle(ctx, rec)
+}
+
+// snakeCase writes a camelCase key in snake_case: "tokensEstimated" →
+// "tokens_estimated", "pageSize" → "page_size"; snake_case keys stay.
+func snakeCase(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c >= 'A' && c <= 'Z' {
+			if i > 0 && k[i-1] != '_' && !(k[i-1] >= 'A' && k[i-1] <= 'Z') {
+				b.WriteByte('_')
+			}
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -44,18 +44,18 @@ func TestSlogSink(t *testing.T) {
 		assert.Equal(t, "INFO", got["level"])
 		assert.Equal(t, telemetry.MessageResponse, got["msg"])
 		assert.Equal(t, "2026-01-02T15:04:05Z", got["time"])
-		assert.Equal(t, "r1", got["requestId"])
+		assert.Equal(t, "r1", got["request_id"])
 		assert.Equal(t, "GET /orders", got["endpoint"])
 		assert.Equal(t, "pagination", got["strategy"])
 		assert.Equal(t, "shaped", got["outcome"])
-		assert.Equal(t, 9000.0, got["tokensBefore"])
-		assert.Equal(t, 3000.0, got["tokensAfter"])
-		assert.Equal(t, 36000.0, got["bytesBefore"])
-		assert.Equal(t, 12000.0, got["bytesAfter"])
-		assert.Equal(t, 66.5, got["reductionPercent"])
-		assert.Equal(t, 50.0, got["itemCount"])
-		assert.Equal(t, float64(1500*time.Microsecond), got["latency"])
-		for _, k := range []string{"hardCap", "fallback", "compare", "estimateError", "cacheHit", "meta"} {
+		assert.Equal(t, 9000.0, got["tokens_before"])
+		assert.Equal(t, 3000.0, got["tokens_after"])
+		assert.Equal(t, 36000.0, got["bytes_before"])
+		assert.Equal(t, 12000.0, got["bytes_after"])
+		assert.Equal(t, 66.5, got["reduction_percent"])
+		assert.Equal(t, 50.0, got["item_count"])
+		assert.Equal(t, 1.5, got["duration_ms"])
+		for _, k := range []string{"hard_cap", "fallback", "error_type", "compare", "estimate_error", "cache_hit", "meta"} {
 			assert.NotContains(t, got, k)
 		}
 	})
@@ -77,10 +77,10 @@ func TestSlogSink(t *testing.T) {
 				require.Len(t, lines, 1)
 				assert.Equal(t, "WARN", lines[0]["level"])
 				assert.Equal(t, telemetry.MessageOversize, lines[0]["msg"])
-				assert.Equal(t, 50000.0, lines[0]["tokensBefore"])
-				assert.Equal(t, 2000.0, lines[0]["tokensAfter"])
-				assert.Equal(t, 200000.0, lines[0]["bytesBefore"])
-				assert.Equal(t, 8000.0, lines[0]["bytesAfter"])
+				assert.Equal(t, 50000.0, lines[0]["tokens_before"])
+				assert.Equal(t, 2000.0, lines[0]["tokens_after"])
+				assert.Equal(t, 200000.0, lines[0]["bytes_before"])
+				assert.Equal(t, 8000.0, lines[0]["bytes_after"])
 			})
 		}
 	})
@@ -91,18 +91,34 @@ func TestSlogSink(t *testing.T) {
 		r := shaped
 		r.HardCap = 12000
 		r.Fallback = "timeout"
+		r.ErrorType = "store_unavailable"
 		r.Compare = true
 		r.EstimateError = ptr(-0.125)
 		r.CacheHit = ptr(true)
 		r.OptimizationMetadata = map[string]any{"pageSize": 50, "arrayPath": "data.items"}
 		require.NoError(t, sink.Record(t.Context(), r))
 		got := logLines(t, &buf)[0]
-		assert.Equal(t, 12000.0, got["hardCap"])
+		assert.Equal(t, 12000.0, got["hard_cap"])
 		assert.Equal(t, "timeout", got["fallback"])
+		assert.Equal(t, "store_unavailable", got["error_type"])
 		assert.Equal(t, true, got["compare"])
-		assert.Equal(t, -0.125, got["estimateError"])
-		assert.Equal(t, true, got["cacheHit"])
-		assert.Equal(t, map[string]any{"pageSize": 50.0, "arrayPath": "data.items"}, got["meta"])
+		assert.Equal(t, -0.125, got["estimate_error"])
+		assert.Equal(t, true, got["cache_hit"])
+		assert.Equal(t, map[string]any{"page_size": 50.0, "array_path": "data.items"}, got["meta"])
+	})
+
+	t.Run("keys are snake_case and no attribute is empty", func(t *testing.T) {
+		var buf bytes.Buffer
+		sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, nil)))
+		require.NoError(t, sink.Record(t.Context(), telemetry.Record{Endpoint: "list_bookings", TokensBefore: 10, TokensAfter: 10}))
+		got := logLines(t, &buf)[0]
+		for _, k := range []string{"request_id", "strategy", "outcome", "item_count"} {
+			assert.NotContains(t, got, k, "an empty %s is left out", k)
+		}
+		for k, v := range got {
+			assert.Regexp(t, `^[a-z]+(_[a-z]+)*$`, k)
+			assert.NotEqual(t, "", v, k)
+		}
 	})
 
 	t.Run("nothing is logged below the handler's level", func(t *testing.T) {

@@ -7,6 +7,10 @@
 //	ctxfit shape [FLAGS] [FILE] print what the guard would return for a response
 //	ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
 //	                            put the guard in front of a stdio MCP server
+//	ctxfit mcp-config --client CLIENT [FLAGS] -- COMMAND [ARGS...]
+//	                            print (or --write) an MCP client's entry for the proxy
+//	ctxfit config check [FILE]  validate the settings and print them, secrets redacted
+//	ctxfit version              print the version and VCS revision
 //
 // Run "ctxfit help" or "ctxfit COMMAND -h" for the flags of each command.
 package main
@@ -32,6 +36,13 @@ Usage:
                                                        print what the guard would return for a JSON or text response
   ctxfit proxy [FLAGS] -- COMMAND [ARGS...]            put the guard in front of the stdio MCP server COMMAND runs
                                                        (stdio, or streamable HTTP with --listen 127.0.0.1:PORT)
+  ctxfit mcp-config --client claude-desktop|claude-code|cursor|vscode [--name NAME] [--write [--file PATH]]
+                    [PROXY FLAGS] -- COMMAND [ARGS...]
+                                                       print the MCP client's configuration entry for ctxfit proxy,
+                                                       or merge it into the client's file (keeping a backup)
+  ctxfit config check [FILE]                           validate the settings file and CTXFIT_* variables, print
+                                                       the effective settings (secrets redacted); exit 1 on errors
+  ctxfit version                                       print the module version and VCS revision (also --version)
   ctxfit help                                          show this help
 `
 
@@ -52,6 +63,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runShape(args[1:], stdin, stdout, stderr)
 	case "proxy":
 		err = runProxy(args[1:], stdin, stdout, stderr)
+	case "mcp-config":
+		err = runMCPConfig(args[1:], stdout, stderr)
+	case "config":
+		err = runConfig(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		err = runVersion(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

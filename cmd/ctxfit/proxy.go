@@ -58,8 +58,26 @@ type proxyFlags struct {
 }
 
 func parseProxyFlags(args []string, out io.Writer) (*proxyFlags, error) {
-	f := &proxyFlags{fs: newFlagSet("proxy", out)}
-	fs := f.fs
+	fs := newFlagSet("proxy", out)
+	f := registerProxyFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), proxyUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, usageErrorOf(err)
+	}
+	f.command = fs.Args()
+	if err := f.check("ctxfit proxy [FLAGS] -- COMMAND [ARGS...]"); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// registerProxyFlags defines the flags of `ctxfit proxy` on fs (which
+// `ctxfit mcp-config` shares) and returns where they are stored.
+func registerProxyFlags(fs *flag.FlagSet) *proxyFlags {
+	f := &proxyFlags{fs: fs}
 	fs.StringVar(&f.configPath, "config", "", "settings file (JSON or YAML), watched for changes; default $CTXFIT_CONFIG")
 	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
 	fs.IntVar(&f.threshold, "threshold", 0, "token count above which a result is shaped (default 4000)")
@@ -74,32 +92,30 @@ func parseProxyFlags(args []string, out io.Writer) (*proxyFlags, error) {
 	fs.DurationVar(&f.opts.BackoffMin, "backoff-min", proxy.DefaultBackoffMin, "first delay before restarting an upstream that went down")
 	fs.DurationVar(&f.opts.BackoffMax, "backoff-max", proxy.DefaultBackoffMax, "longest delay between restarts")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), proxyUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, usageErrorOf(err)
-	}
-	f.command = fs.Args()
+	return f
+}
+
+// check validates the parsed flags and the upstream's command; synopsis is
+// the command line the error shows when the command is missing.
+func (f *proxyFlags) check(synopsis string) error {
 	if len(f.command) == 0 {
-		return nil, usageError{errors.New("needs the upstream's command: ctxfit proxy [FLAGS] -- COMMAND [ARGS...]")}
+		return usageError{errors.New("needs the upstream's command: " + synopsis)}
 	}
 	if f.rateSpec != "" {
 		r, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(f.rateSpec), "/s"), 64)
 		if err != nil || r < 0 {
-			return nil, usageError{fmt.Errorf("--rate %q: want a number of calls per second, e.g. 5 or 5/s", f.rateSpec)}
+			return usageError{fmt.Errorf("--rate %q: want a number of calls per second, e.g. 5 or 5/s", f.rateSpec)}
 		}
 		f.opts.Rate = rate.Limit(r)
 	}
 	if f.opts.Burst < 0 || f.opts.BreakerFailures < 1 || f.opts.CallTimeout <= 0 || f.opts.BreakerOpen <= 0 ||
 		f.opts.BackoffMin <= 0 || f.opts.BackoffMax < f.opts.BackoffMin {
-		return nil, usageError{errors.New("--burst must be >= 0, --breaker-failures >= 1, --call-timeout, --breaker-open and --backoff-min > 0, --backoff-max >= --backoff-min")}
+		return usageError{errors.New("--burst must be >= 0, --breaker-failures >= 1, --call-timeout, --breaker-open and --backoff-min > 0, --backoff-max >= --backoff-min")}
 	}
 	if _, err := f.overlay(ctxfit.Config{}); err != nil {
-		return nil, usageError{err}
+		return usageError{err}
 	}
-	return f, nil
+	return nil
 }
 
 // overlay returns c with the settings given as flags; flags win over the

@@ -241,9 +241,10 @@ func TestHealthAndMetricsReflectTheTraffic(t *testing.T) {
 
 	resp, body := get(t, ts, "/metrics")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "ctxfit_responses")
-	assert.Contains(t, string(body), `endpoint="GET /api/v1/bookings"`)
-	assert.Contains(t, string(body), `strategy="pagination"`)
+	assert.Contains(t, string(body), "ctxfit_responses_total{")
+	assert.Contains(t, string(body), "ctxfit_shaping_duration_seconds_bucket{")
+	assert.Contains(t, string(body), `http_request_method="GET",http_route="/api/v1/bookings"`, "method and route are separate labels")
+	assert.Contains(t, string(body), `ctxfit_strategy="pagination"`)
 }
 
 func TestLoadConfigLaysTheEnvironmentOverTheExampleSettings(t *testing.T) {

@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -236,13 +237,8 @@ func CanonicalArguments(args json.RawMessage) (json.RawMessage, error) {
 	return marshal(v)
 }
 
-// marshal encodes v compactly without HTML escaping (maps sort their keys).
+// marshal encodes v compactly without HTML escaping (maps sort their
+// keys), with the same bytes on every Go release.
 func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return jsonwire.MarshalUnescaped(v)
 }

@@ -25,17 +25,21 @@ func ExampleNew() {
 	// Send the same records to an in-memory aggregate and to metrics.
 	all := telemetry.Multi(telemetry.NewAggregate(nil), sink)
 	_ = all.Record(context.Background(), telemetry.Record{
-		Endpoint: "/orders", Strategy: "pagination", Outcome: "shaped",
+		Endpoint: "GET /orders", Strategy: "pagination", Outcome: "shaped",
 		TokensBefore: 9000, TokensAfter: 3000,
 	})
 
 	var rm metricdata.ResourceMetrics
 	_ = reader.Collect(context.Background(), &rm)
 	for _, m := range rm.ScopeMetrics[0].Metrics {
-		if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "ctxfit.tokens.saved" {
-			fmt.Println(m.Name, sum.DataPoints[0].Value)
+		if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "ctxfit.tokens" {
+			for _, p := range sum.DataPoints {
+				if v, _ := p.Attributes.Value(otelsink.KeyTokenType); v.AsString() == otelsink.TokenTypeSaved {
+					fmt.Println(m.Name, v.AsString(), p.Value)
+				}
+			}
 		}
 	}
 	// Output:
-	// ctxfit.tokens.saved 6000
+	// ctxfit.tokens saved 6000
 }

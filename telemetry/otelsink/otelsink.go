@@ -1,29 +1,52 @@
-// Package otelsink exports ctxfit's telemetry as OpenTelemetry metrics.
+// Package otelsink exports ctxfit's telemetry as OpenTelemetry metrics and
+// span attributes, named after the OpenTelemetry semantic conventions.
 //
 // It is separate from package telemetry so that programs that do not use
 // OpenTelemetry do not link it. [New] takes a metric.MeterProvider (the one
 // of your SDK setup, or the global one) and creates its instruments once;
 // [Sink.Record] then adds one response's numbers to them:
 //
-//	name                        kind            unit        attributes
-//	ctxfit.responses            counter         {response}  endpoint, strategy, outcome
-//	ctxfit.tokens.before        counter         {token}     endpoint, strategy, outcome
-//	ctxfit.tokens.after         counter         {token}     endpoint, strategy, outcome
-//	ctxfit.tokens.saved         counter         {token}     endpoint, strategy, outcome
-//	ctxfit.bytes.before         counter         By          endpoint, strategy, outcome
-//	ctxfit.bytes.after          counter         By          endpoint, strategy, outcome
-//	ctxfit.oversize.attempts    counter         {response}  endpoint, strategy, outcome
-//	ctxfit.fallbacks            counter         {response}  endpoint, strategy, outcome, reason
-//	ctxfit.cache.lookups        counter         {lookup}    endpoint, strategy, outcome, hit
-//	ctxfit.response.latency     histogram       s           endpoint, strategy, outcome
-//	ctxfit.response.tokens      histogram       {token}     endpoint, strategy, outcome
-//	ctxfit.estimate.error       histogram       1           endpoint
+//	name                         kind       unit        attributes (besides the common ones)
+//	ctxfit.responses             counter    {response}  error.type (requests that ended in an error)
+//	ctxfit.tokens                counter    {token}     ctxfit.token.type: original, sent or saved
+//	ctxfit.response.size         counter    By          ctxfit.token.type: original or sent
+//	ctxfit.oversize.attempts     counter    {response}
+//	ctxfit.fallbacks             counter    {response}  error.type: why shaping fell back
+//	ctxfit.cache.lookups         counter    {lookup}    ctxfit.cache.hit
+//	ctxfit.shaping.duration      histogram  s
+//	ctxfit.response.tokens       histogram  {token}
+//	ctxfit.estimate.error_ratio  histogram  1           (the endpoint's attributes only)
 //
-// ctxfit.tokens.saved adds TokensBefore − TokensAfter when it is positive
-// (a counter only goes up). ctxfit.estimate.error records the absolute
-// relative error of the sampled token estimates. The attribute values are
-// the record's Endpoint, Strategy and Outcome, which have few distinct
-// values: Endpoint is a route pattern or tool name, not a raw path.
+// The common attributes name the endpoint and what was done:
+//
+//	http.request.method, http.route  an HTTP endpoint: the record's Endpoint is a
+//	                                 ServeMux pattern, "GET /api/v1/bookings/{id}"
+//	gen_ai.tool.name                 an MCP tool: any other Endpoint, "list_bookings"
+//	ctxfit.strategy, ctxfit.outcome  the record's Strategy and Outcome
+//
+// An Endpoint holds a "/" exactly when it is an HTTP route: MCP tool names
+// are made of letters, digits, '_', '-' and '.'. The method and the route are
+// separate attributes, never one "GET /path" value, so that dashboards can
+// group by either. error.type is the record's ErrorType, or on fallbacks
+// its Fallback reason when that is a short code (timeout, canceled), else
+// "_OTHER", which keeps the attribute's values few.
+//
+// Through the Prometheus exporter the names become ctxfit_responses_total,
+// ctxfit_tokens_total, ctxfit_response_size_bytes_total,
+// ctxfit_oversize_attempts_total, ctxfit_fallbacks_total,
+// ctxfit_cache_lookups_total, ctxfit_shaping_duration_seconds,
+// ctxfit_response_tokens and ctxfit_estimate_error_ratio, with the labels
+// http_request_method, http_route, gen_ai_tool_name, ctxfit_strategy,
+// ctxfit_outcome, ctxfit_token_type, ctxfit_cache_hit and error_type; the
+// repository's monitoring/ dashboard and alert rules use them.
+//
+// ctxfit.tokens with ctxfit.token.type=saved adds TokensBefore − TokensAfter
+// when it is positive (a counter only goes up). ctxfit.estimate.error_ratio
+// records the absolute relative error of the sampled token estimates.
+//
+// When the context carries a recording span, Record also sets
+// ctxfit.strategy, ctxfit.outcome, ctxfit.tokens.original and
+// ctxfit.tokens.sent (and error.type) on it.
 package otelsink
 
 import (
@@ -31,10 +54,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxfit/ctxfit/telemetry"
 )
@@ -42,35 +67,54 @@ import (
 // ScopeName is the instrumentation scope of the meter the sink uses.
 const ScopeName = "github.com/ctxfit/ctxfit/telemetry/otelsink"
 
-// Attribute keys.
+// Attribute keys. The first four are OpenTelemetry semantic conventions; the
+// others are ctxfit's, in its namespace.
 const (
-	KeyEndpoint = attribute.Key("endpoint")
-	KeyStrategy = attribute.Key("strategy")
-	KeyOutcome  = attribute.Key("outcome")
-	KeyReason   = attribute.Key("reason")
-	KeyHit      = attribute.Key("hit")
+	KeyHTTPMethod = attribute.Key("http.request.method")
+	KeyHTTPRoute  = attribute.Key("http.route")
+	KeyToolName   = attribute.Key("gen_ai.tool.name")
+	KeyErrorType  = attribute.Key("error.type")
+
+	KeyStrategy  = attribute.Key("ctxfit.strategy")
+	KeyOutcome   = attribute.Key("ctxfit.outcome")
+	KeyTokenType = attribute.Key("ctxfit.token.type")
+	KeyCacheHit  = attribute.Key("ctxfit.cache.hit")
+
+	// Span attributes.
+	KeyTokensOriginal = attribute.Key("ctxfit.tokens.original")
+	KeyTokensSent     = attribute.Key("ctxfit.tokens.sent")
 )
+
+// Values of [KeyTokenType].
+const (
+	TokenTypeOriginal = "original" // as the handler or tool produced the response
+	TokenTypeSent     = "sent"     // as it was sent
+	TokenTypeSaved    = "saved"    // removed by shaping
+)
+
+// ErrorTypeOther is error.type for a reason that is not a short code.
+const ErrorTypeOther = "_OTHER"
 
 // Bucket boundaries of the histograms.
 var (
-	latencyBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
-	tokenBuckets   = []float64{100, 250, 500, 1000, 2000, 4000, 8000, 12000, 16000, 32000, 64000, 128000}
-	errorBuckets   = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1}
+	durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+	tokenBuckets    = []float64{100, 250, 500, 1000, 2000, 4000, 8000, 12000, 16000, 32000, 64000, 128000}
+	errorBuckets    = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1}
 )
 
 // Sink is a [telemetry.Sink] that records into OpenTelemetry instruments.
 // The OpenTelemetry API does not block nor fail on a measurement, so Record
-// always returns nil; wrapping a Sink in [telemetry.NewAsync] is not needed.
+// always returns nil; wrapping a Sink in [telemetry.NewAsync] is not needed
+// (and would lose the span of the request).
 //
 // A Sink is safe for concurrent use. Its zero value is not usable; call
 // [New].
 type Sink struct {
-	responses, tokensBefore, tokensAfter, tokensSaved metric.Int64Counter
-	bytesBefore, bytesAfter                           metric.Int64Counter
-	oversize, fallbacks, cacheLookups                 metric.Int64Counter
-	latency                                           metric.Float64Histogram
-	tokens                                            metric.Int64Histogram
-	estimateError                                     metric.Float64Histogram
+	responses, tokens, size           metric.Int64Counter
+	oversize, fallbacks, cacheLookups metric.Int64Counter
+	duration                          metric.Float64Histogram
+	responseTokens                    metric.Int64Histogram
+	estimateError                     metric.Float64Histogram
 }
 
 // New creates the sink's instruments on a meter of mp named [ScopeName]; nil
@@ -91,33 +135,30 @@ func New(mp metric.MeterProvider) (*Sink, error) {
 	}
 	s := &Sink{
 		responses:    counter("ctxfit.responses", "{response}", "Responses handled by ctxfit."),
-		tokensBefore: counter("ctxfit.tokens.before", "{token}", "Tokens of the responses as the handlers produced them."),
-		tokensAfter:  counter("ctxfit.tokens.after", "{token}", "Tokens of the responses as sent."),
-		tokensSaved:  counter("ctxfit.tokens.saved", "{token}", "Tokens removed by shaping."),
-		bytesBefore:  counter("ctxfit.bytes.before", "By", "Bytes of the responses as the handlers produced them."),
-		bytesAfter:   counter("ctxfit.bytes.after", "By", "Bytes of the responses as sent."),
+		tokens:       counter("ctxfit.tokens", "{token}", "Tokens of the responses as produced (original), as sent (sent), and removed by shaping (saved)."),
+		size:         counter("ctxfit.response.size", "By", "Bytes of the responses as produced (original) and as sent (sent)."),
 		oversize:     counter("ctxfit.oversize.attempts", "{response}", "Responses over the hard cap before shaping."),
 		fallbacks:    counter("ctxfit.fallbacks", "{response}", "Responses for which shaping fell back to a cruder limit."),
-		cacheLookups: counter("ctxfit.cache.lookups", "{lookup}", "Cache lookups, by hit."),
+		cacheLookups: counter("ctxfit.cache.lookups", "{lookup}", "Response cache lookups, by hit."),
 	}
 	var err error
-	s.latency, err = m.Float64Histogram("ctxfit.response.latency",
+	s.duration, err = m.Float64Histogram("ctxfit.shaping.duration",
 		metric.WithUnit("s"), metric.WithDescription("Time spent counting and shaping a response."),
-		metric.WithExplicitBucketBoundaries(latencyBuckets...))
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.response.latency: %w", err))
+		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.shaping.duration: %w", err))
 	}
-	s.tokens, err = m.Int64Histogram("ctxfit.response.tokens",
+	s.responseTokens, err = m.Int64Histogram("ctxfit.response.tokens",
 		metric.WithUnit("{token}"), metric.WithDescription("Tokens of a response as sent."),
 		metric.WithExplicitBucketBoundaries(tokenBuckets...))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.response.tokens: %w", err))
 	}
-	s.estimateError, err = m.Float64Histogram("ctxfit.estimate.error",
+	s.estimateError, err = m.Float64Histogram("ctxfit.estimate.error_ratio",
 		metric.WithUnit("1"), metric.WithDescription("Absolute relative error of sampled token estimates."),
 		metric.WithExplicitBucketBoundaries(errorBuckets...))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.estimate.error: %w", err))
+		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.estimate.error_ratio: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -125,34 +166,106 @@ func New(mp metric.MeterProvider) (*Sink, error) {
 	return s, nil
 }
 
-// Record adds r's numbers to the instruments. It always returns nil.
-func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
-	base := []attribute.KeyValue{
-		KeyEndpoint.String(r.Endpoint),
-		KeyStrategy.String(r.Strategy),
-		KeyOutcome.String(r.Outcome),
+// EndpointAttributes returns the attributes that name an endpoint: for an
+// HTTP route pattern ("GET /api/v1/bookings/{id}", "/healthz",
+// "example.com/x") http.route and, when the pattern has one,
+// http.request.method; for anything else (an MCP tool name)
+// gen_ai.tool.name.
+func EndpointAttributes(endpoint string) []attribute.KeyValue {
+	if !strings.Contains(endpoint, "/") {
+		return []attribute.KeyValue{KeyToolName.String(endpoint)}
 	}
-	attrs := metric.WithAttributeSet(attribute.NewSet(base...))
+	method, route, ok := strings.Cut(endpoint, " ")
+	if !ok || !isMethod(method) {
+		return []attribute.KeyValue{KeyHTTPRoute.String(endpoint)}
+	}
+	return []attribute.KeyValue{KeyHTTPMethod.String(method), KeyHTTPRoute.String(strings.TrimLeft(route, " \t"))}
+}
 
-	s.responses.Add(ctx, 1, attrs)
-	s.tokensBefore.Add(ctx, int64(max(r.TokensBefore, 0)), attrs)
-	s.tokensAfter.Add(ctx, int64(max(r.TokensAfter, 0)), attrs)
-	s.tokensSaved.Add(ctx, int64(max(r.TokensSaved(), 0)), attrs)
-	s.bytesBefore.Add(ctx, int64(max(r.BytesBefore, 0)), attrs)
-	s.bytesAfter.Add(ctx, int64(max(r.BytesAfter, 0)), attrs)
-	s.latency.Record(ctx, max(r.Latency, 0).Seconds(), attrs)
-	s.tokens.Record(ctx, int64(max(r.TokensAfter, 0)), attrs)
+// isMethod reports whether s is an HTTP method token as ServeMux patterns
+// write them (upper-case letters).
+func isMethod(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// errorType returns error.type for r, or "" when r is not an error nor a
+// fallback.
+func errorType(r telemetry.Record) string {
+	switch {
+	case r.ErrorType != "":
+		return shortCode(r.ErrorType)
+	case r.Fallback != "":
+		return shortCode(r.Fallback)
+	case r.Outcome == telemetry.OutcomeFallback || r.Strategy == telemetry.StrategyError:
+		return ErrorTypeOther
+	}
+	return ""
+}
+
+// shortCode returns s when it is a short snake_case code, else
+// [ErrorTypeOther]: a fallback's reason may be an error message, which
+// would give the attribute unbounded values.
+func shortCode(s string) string {
+	if len(s) > 40 {
+		return ErrorTypeOther
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return ErrorTypeOther
+		}
+	}
+	return s
+}
+
+// Record adds r's numbers to the instruments, and sets the span attributes
+// on the recording span of ctx, if any. It always returns nil.
+func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
+	endpoint := EndpointAttributes(r.Endpoint)
+	base := append(endpoint, KeyStrategy.String(r.Strategy), KeyOutcome.String(r.Outcome))
+	attrs := metric.WithAttributeSet(attribute.NewSet(base...))
+	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv...)...))
+	}
+	et := errorType(r)
+
+	if et != "" && r.Outcome != telemetry.OutcomeFallback {
+		s.responses.Add(ctx, 1, with(KeyErrorType.String(et)))
+	} else {
+		s.responses.Add(ctx, 1, attrs)
+	}
+	s.tokens.Add(ctx, int64(max(r.TokensBefore, 0)), with(KeyTokenType.String(TokenTypeOriginal)))
+	s.tokens.Add(ctx, int64(max(r.TokensAfter, 0)), with(KeyTokenType.String(TokenTypeSent)))
+	s.tokens.Add(ctx, int64(max(r.TokensSaved(), 0)), with(KeyTokenType.String(TokenTypeSaved)))
+	s.size.Add(ctx, int64(max(r.BytesBefore, 0)), with(KeyTokenType.String(TokenTypeOriginal)))
+	s.size.Add(ctx, int64(max(r.BytesAfter, 0)), with(KeyTokenType.String(TokenTypeSent)))
+	s.duration.Record(ctx, max(r.Latency, 0).Seconds(), attrs)
+	s.responseTokens.Record(ctx, int64(max(r.TokensAfter, 0)), attrs)
 	if r.Oversize() {
 		s.oversize.Add(ctx, 1, attrs)
 	}
 	if r.Outcome == telemetry.OutcomeFallback || r.Fallback != "" {
-		s.fallbacks.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(append(base, KeyReason.String(r.Fallback))...)))
+		s.fallbacks.Add(ctx, 1, with(KeyErrorType.String(et)))
 	}
 	if r.CacheHit != nil {
-		s.cacheLookups.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(append(base, KeyHit.Bool(*r.CacheHit))...)))
+		s.cacheLookups.Add(ctx, 1, with(KeyCacheHit.Bool(*r.CacheHit)))
 	}
 	if e := r.EstimateError; e != nil && !math.IsNaN(*e) {
-		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(KeyEndpoint.String(r.Endpoint))))
+		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(endpoint...)))
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(KeyStrategy.String(r.Strategy), KeyOutcome.String(r.Outcome),
+			KeyTokensOriginal.Int(r.TokensBefore), KeyTokensSent.Int(r.TokensAfter))
+		if et != "" {
+			span.SetAttributes(KeyErrorType.String(et))
+		}
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/ctxfit/ctxfit/telemetry"
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
@@ -66,44 +68,62 @@ func TestSinkRecordsMetrics(t *testing.T) {
 	sink, reader := newSink(t)
 	ctx := t.Context()
 	shaped := telemetry.Record{
-		Endpoint: "/orders", Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeShaped,
+		Endpoint: "GET /orders", Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeShaped,
 		TokensBefore: 9000, TokensAfter: 3000, BytesBefore: 36000, BytesAfter: 12000,
 		Latency: 2 * time.Millisecond, EstimateError: ptr(-0.1), CacheHit: ptr(true),
 	}
 	oversized := telemetry.Record{
-		Endpoint: "/logs", Strategy: telemetry.StrategyCut, Outcome: telemetry.OutcomeFallback, Fallback: "timeout",
+		Endpoint: "read_log", Strategy: telemetry.StrategyCut, Outcome: telemetry.OutcomeFallback, Fallback: "timeout",
 		HardCap: 12000, TokensBefore: 20000, TokensAfter: 12000, BytesBefore: 80000, BytesAfter: 48000,
 		Latency: 4 * time.Millisecond, CacheHit: ptr(false),
 	}
 	grown := telemetry.Record{
-		Endpoint: "/orders", Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeShaped,
+		Endpoint: "GET /orders", Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeShaped,
 		TokensBefore: 100, TokensAfter: 120, BytesBefore: 400, BytesAfter: 480, Latency: time.Millisecond,
 	}
-	for _, r := range []telemetry.Record{shaped, shaped, oversized, grown} {
+	storeDown := telemetry.Record{
+		Endpoint: "GET /orders", Strategy: telemetry.StrategyError, Outcome: telemetry.OutcomeRejected, ErrorType: "store_unavailable",
+	}
+	for _, r := range []telemetry.Record{shaped, shaped, oversized, grown, storeDown} {
 		require.NoError(t, sink.Record(ctx, r))
 	}
 	got := collect(t, reader)
 
-	orders := set(otelsink.KeyEndpoint.String("/orders"), otelsink.KeyStrategy.String("pagination"), otelsink.KeyOutcome.String("shaped"))
-	logsKV := []attribute.KeyValue{otelsink.KeyEndpoint.String("/logs"), otelsink.KeyStrategy.String("cut"), otelsink.KeyOutcome.String("fallback")}
-	logs := set(logsKV...)
+	ordersKV := []attribute.KeyValue{otelsink.KeyHTTPMethod.String("GET"), otelsink.KeyHTTPRoute.String("/orders"),
+		otelsink.KeyStrategy.String("pagination"), otelsink.KeyOutcome.String("shaped")}
+	logsKV := []attribute.KeyValue{otelsink.KeyToolName.String("read_log"), otelsink.KeyStrategy.String("cut"), otelsink.KeyOutcome.String("fallback")}
+	orders, logs := set(ordersKV...), set(logsKV...)
+	with := func(kv []attribute.KeyValue, more ...attribute.KeyValue) attribute.Distinct {
+		return set(append(append([]attribute.KeyValue(nil), kv...), more...)...)
+	}
+	original, sent, saved := otelsink.KeyTokenType.String("original"), otelsink.KeyTokenType.String("sent"), otelsink.KeyTokenType.String("saved")
+	erroredKV := []attribute.KeyValue{otelsink.KeyHTTPMethod.String("GET"), otelsink.KeyHTTPRoute.String("/orders"),
+		otelsink.KeyStrategy.String("error"), otelsink.KeyOutcome.String("rejected")}
+	errored := with(erroredKV, otelsink.KeyErrorType.String("store_unavailable"))
 
 	tests := []struct {
 		name   string
 		metric string
 		want   map[attribute.Distinct]int64
 	}{
-		{"responses are counted by endpoint, strategy and outcome", "ctxfit.responses", map[attribute.Distinct]int64{orders: 3, logs: 1}},
-		{"tokens before are summed", "ctxfit.tokens.before", map[attribute.Distinct]int64{orders: 18100, logs: 20000}},
-		{"tokens after are summed", "ctxfit.tokens.after", map[attribute.Distinct]int64{orders: 6120, logs: 12000}},
-		{"tokens saved never go down", "ctxfit.tokens.saved", map[attribute.Distinct]int64{orders: 12000, logs: 8000}},
-		{"bytes before are summed", "ctxfit.bytes.before", map[attribute.Distinct]int64{orders: 72400, logs: 80000}},
-		{"bytes after are summed", "ctxfit.bytes.after", map[attribute.Distinct]int64{orders: 24480, logs: 48000}},
+		{"responses are counted by route or tool, strategy and outcome, errors by error.type", "ctxfit.responses",
+			map[attribute.Distinct]int64{orders: 3, logs: 1, errored: 1}},
+		{"tokens are counted as original, sent and saved; saved never goes down", "ctxfit.tokens", map[attribute.Distinct]int64{
+			with(ordersKV, original): 18100, with(ordersKV, sent): 6120, with(ordersKV, saved): 12000,
+			with(logsKV, original): 20000, with(logsKV, sent): 12000, with(logsKV, saved): 8000,
+			with(erroredKV, original): 0, with(erroredKV, sent): 0, with(erroredKV, saved): 0,
+		}},
+		{"bytes are counted as original and sent", "ctxfit.response.size", map[attribute.Distinct]int64{
+			with(ordersKV, original): 72400, with(ordersKV, sent): 24480,
+			with(logsKV, original): 80000, with(logsKV, sent): 48000,
+			with(erroredKV, original): 0, with(erroredKV, sent): 0,
+		}},
 		{"oversized attempts are counted", "ctxfit.oversize.attempts", map[attribute.Distinct]int64{logs: 1}},
-		{"fallbacks are counted with their reason", "ctxfit.fallbacks", map[attribute.Distinct]int64{set(append(logsKV, otelsink.KeyReason.String("timeout"))...): 1}},
+		{"fallbacks are counted with their reason as error.type", "ctxfit.fallbacks",
+			map[attribute.Distinct]int64{with(logsKV, otelsink.KeyErrorType.String("timeout")): 1}},
 		{"cache lookups are counted by hit", "ctxfit.cache.lookups", map[attribute.Distinct]int64{
-			set(otelsink.KeyEndpoint.String("/orders"), otelsink.KeyStrategy.String("pagination"), otelsink.KeyOutcome.String("shaped"), otelsink.KeyHit.Bool(true)): 2,
-			set(append(logsKV, otelsink.KeyHit.Bool(false))...): 1,
+			with(ordersKV, otelsink.KeyCacheHit.Bool(true)): 2,
+			with(logsKV, otelsink.KeyCacheHit.Bool(false)):  1,
 		}},
 	}
 	for _, tt := range tests {
@@ -113,8 +133,8 @@ func TestSinkRecordsMetrics(t *testing.T) {
 		})
 	}
 
-	t.Run("latency is a histogram in seconds", func(t *testing.T) {
-		h, ok := got["ctxfit.response.latency"].(metricdata.Histogram[float64])
+	t.Run("the shaping duration is a histogram in seconds", func(t *testing.T) {
+		h, ok := got["ctxfit.shaping.duration"].(metricdata.Histogram[float64])
 		require.True(t, ok)
 		points := map[attribute.Distinct]metricdata.HistogramDataPoint[float64]{}
 		for _, p := range h.DataPoints {
@@ -134,18 +154,66 @@ func TestSinkRecordsMetrics(t *testing.T) {
 			count += p.Count
 			sum += p.Sum
 		}
-		assert.Equal(t, uint64(4), count)
+		assert.Equal(t, uint64(5), count)
 		assert.Equal(t, int64(3000+3000+12000+120), sum)
 	})
 	t.Run("sampled estimate errors are a histogram of absolute values", func(t *testing.T) {
-		h, ok := got["ctxfit.estimate.error"].(metricdata.Histogram[float64])
+		h, ok := got["ctxfit.estimate.error_ratio"].(metricdata.Histogram[float64])
 		require.True(t, ok)
 		require.Len(t, h.DataPoints, 1)
 		p := h.DataPoints[0]
-		assert.Equal(t, set(otelsink.KeyEndpoint.String("/orders")), p.Attributes.Equivalent())
+		assert.Equal(t, set(otelsink.KeyHTTPMethod.String("GET"), otelsink.KeyHTTPRoute.String("/orders")), p.Attributes.Equivalent())
 		assert.Equal(t, uint64(2), p.Count)
 		assert.InDelta(t, 0.2, p.Sum, 1e-12)
 	})
+}
+
+func TestEndpointAttributes(t *testing.T) {
+	tests := []struct {
+		name, endpoint string
+		want           []attribute.KeyValue
+	}{
+		{"a pattern with a method is http.request.method and http.route", "GET /api/v1/bookings/{id}",
+			[]attribute.KeyValue{otelsink.KeyHTTPMethod.String("GET"), otelsink.KeyHTTPRoute.String("/api/v1/bookings/{id}")}},
+		{"a pattern without a method is http.route alone", "/api/", []attribute.KeyValue{otelsink.KeyHTTPRoute.String("/api/")}},
+		{"a pattern with a host is http.route alone", "example.com/x", []attribute.KeyValue{otelsink.KeyHTTPRoute.String("example.com/x")}},
+		{"a tool name is gen_ai.tool.name", "list_bookings", []attribute.KeyValue{otelsink.KeyToolName.String("list_bookings")}},
+		{"a dotted tool name is still a tool", "files.read", []attribute.KeyValue{otelsink.KeyToolName.String("files.read")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, otelsink.EndpointAttributes(tt.endpoint))
+		})
+	}
+}
+
+func TestErrorTypeKeepsFewValues(t *testing.T) {
+	sink, reader := newSink(t)
+	for _, reason := range []string{"timeout", "panic: runtime error: index out of range [3] with length 3", "canceled"} {
+		require.NoError(t, sink.Record(t.Context(), telemetry.Record{Endpoint: "t", Strategy: "cut", Outcome: telemetry.OutcomeFallback, Fallback: reason}))
+	}
+	sum, ok := collect(t, reader)["ctxfit.fallbacks"].(metricdata.Sum[int64])
+	require.True(t, ok)
+	got := map[string]int64{}
+	for _, p := range sum.DataPoints {
+		et, _ := p.Attributes.Value(otelsink.KeyErrorType)
+		got[et.AsString()] += p.Value
+	}
+	assert.Equal(t, map[string]int64{"timeout": 1, "canceled": 1, "_OTHER": 1}, got)
+}
+
+func TestSinkSetsSpanAttributes(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	ctx, span := tp.Tracer("test").Start(t.Context(), "GET /orders")
+	sink, _ := newSink(t)
+	require.NoError(t, sink.Record(ctx, telemetry.Record{Endpoint: "GET /orders", Strategy: "pagination", Outcome: "shaped", TokensBefore: 9000, TokensAfter: 3000}))
+	span.End()
+	require.Len(t, rec.Ended(), 1)
+	assert.ElementsMatch(t, []attribute.KeyValue{
+		otelsink.KeyStrategy.String("pagination"), otelsink.KeyOutcome.String("shaped"),
+		otelsink.KeyTokensOriginal.Int(9000), otelsink.KeyTokensSent.Int(3000),
+	}, rec.Ended()[0].Attributes())
 }
 
 func TestSinkIsSafeForConcurrentUse(t *testing.T) {
@@ -160,10 +228,10 @@ func TestSinkIsSafeForConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 	var total int64
-	for _, v := range sums(t, collect(t, reader)["ctxfit.tokens.saved"]) {
+	for _, v := range sums(t, collect(t, reader)["ctxfit.tokens"]) {
 		total += v
 	}
-	assert.Equal(t, int64(2000), total)
+	assert.Equal(t, int64(2000*(2+1+1)), total, "original 2, sent 1 and saved 1 per record, none lost")
 }
 
 var errInstrument = errors.New("instrument refused")
@@ -188,7 +256,7 @@ func TestNew(t *testing.T) {
 		assert.Nil(t, sink)
 		require.ErrorIs(t, err, errInstrument)
 		assert.ErrorContains(t, err, "otelsink: counter ctxfit.responses")
-		assert.ErrorContains(t, err, "otelsink: histogram ctxfit.response.latency")
+		assert.ErrorContains(t, err, "otelsink: histogram ctxfit.shaping.duration")
 	})
 	t.Run("a nil provider means the global one", func(t *testing.T) {
 		sink, err := otelsink.New(nil)

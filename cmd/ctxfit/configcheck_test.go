@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigCheckPrintsTheEffectiveSettings(t *testing.T) {
+	t.Setenv("CTXFIT_THRESHOLD", "3000")
+	t.Setenv("CTXFIT_REDIS_URL", "redis://:hunter2@localhost:6379/0")
+	code, out, errOut := runCLI(t, "", "config", "check", filepath.Join("..", "..", "config", "testdata", "example.yaml"))
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^threshold: 3000 +# CTXFIT_THRESHOLD$`, out)
+	assert.Regexp(t, `(?m)^hardCap: 12000 +# file$`, out)
+	assert.Regexp(t, `(?m)^secret: '\[redacted\]' +# file$`, out)
+	assert.Regexp(t, `(?m)^redisURL: redis://:xxxxx@localhost:6379/0 +# CTXFIT_REDIS_URL$`, out)
+	assert.Contains(t, out, "  - match: GET /api/v1/bookings\n")
+	assert.Contains(t, out, "# The settings are valid.\n")
+	assert.NotContains(t, out, "hunter2")
+	assert.NotContains(t, out, "example-secret")
+}
+
+func TestConfigCheckExitsOneListingEveryError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("threshold: 5000\nhardCap: 100\n"), 0o600))
+	t.Setenv("CTXFIT_PAGE_SIZE", "many")
+	t.Setenv("CTXFIT_SECRET", "short-but-secret")
+	code, out, errOut := runCLI(t, "", "config", "check", file)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "threshold: 5000")
+	assert.Contains(t, errOut, "the settings are invalid, 3 errors:\n")
+	assert.Contains(t, errOut, `  - config: CTXFIT_PAGE_SIZE="many" is malformed`)
+	assert.Contains(t, errOut, "  - config: secret must be at least 32 bytes long")
+	assert.Contains(t, errOut, "  - config: hardCap 100 must be >= threshold 5000")
+	assert.NotContains(t, out+errOut, "short-but-secret")
+}
+
+func TestConfigCheckReadsCTXFIT_CONFIG(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ctxfit.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"pageSize": 20}`), 0o600))
+	t.Setenv("CTXFIT_CONFIG", file)
+	code, out, errOut := runCLI(t, "", "config", "check")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, file)
+	assert.Regexp(t, `(?m)^pageSize: 20 +# file$`, out)
+}
+
+func TestConfigRefusesBadInvocations(t *testing.T) {
+	for _, args := range [][]string{{"config"}, {"config", "lint"}, {"config", "check", "a.yaml", "b.yaml"}} {
+		code, _, errOut := runCLI(t, "", args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.NotEmpty(t, errOut)
+	}
+}

@@ -1,0 +1,176 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+// Check is what [Inspect] found: the settings that every source gives
+// together, where each came from, and every problem on the way.
+//
+// A Check is a plain value. Its Config holds secrets; show it only through
+// [Redacted], as [Check.Settings] does.
+type Check struct {
+	// Config is the merged settings: the file, then the variables. When a
+	// source fails, the others still apply, so that the rest is checked too.
+	// It is valid only when Errors is empty.
+	Config ctxfit.Config
+	// File is the settings file read (the path argument or CTXFIT_CONFIG);
+	// empty means none.
+	File string
+	// Errors lists every problem: the file's (one: a file that does not
+	// parse stops there), each malformed variable's, and each rule the
+	// merged settings break. Empty means the settings are valid.
+	Errors []error
+
+	env map[string]string // field name → the variable that set it
+}
+
+// Setting is one top-level setting as [Check.Settings] reports it.
+type Setting struct {
+	// Key is the file key, e.g. "hardCap".
+	Key string
+	// Value is the effective value as YAML would write it in a file
+	// (3000, 10m, "[redacted]"), secrets redacted; empty when the setting is
+	// unset and its default is not a value (a random secret, no Redis).
+	Value string
+	// Source is where the value came from: "default", "file" or the
+	// variable's name, e.g. "CTXFIT_HARD_CAP".
+	Source string
+	// Default describes the default when Source is "default", e.g.
+	// "random per process"; empty otherwise.
+	Default string
+}
+
+// Inspect loads the settings as [Load] does (path, or CTXFIT_CONFIG when it
+// is empty, then the CTXFIT_* variables; getenv nil means os.Getenv) but
+// does not stop at the first problem: it returns what it found, with every
+// error, for `ctxfit config check`.
+func Inspect(path string, getenv func(string) string) Check {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if path == "" {
+		path = strings.TrimSpace(getenv(EnvConfig))
+	}
+	ch := Check{File: path, env: map[string]string{}}
+	if path != "" {
+		c, err := readFile(path)
+		if err != nil {
+			ch.Errors = append(ch.Errors, err)
+		} else {
+			ch.Config = c
+		}
+	}
+	// Each variable on its own, so that one malformed variable does not hide
+	// the others' values.
+	for _, v := range envVars {
+		if v.Field == "" || getenv(v.Name) == "" {
+			continue
+		}
+		c, set, err := overlayEnv(ch.Config, func(name string) string {
+			if name == v.Name {
+				return getenv(name)
+			}
+			return ""
+		})
+		if err != nil {
+			ch.Errors = append(ch.Errors, err)
+			continue
+		}
+		if len(set) > 0 {
+			ch.Config = c
+			ch.env[v.Field] = v.Name
+		}
+	}
+	if err := ch.Config.Validate(); err != nil {
+		for _, msg := range strings.Split(strings.TrimPrefix(err.Error(), "ctxfit: config: "), "; ") {
+			ch.Errors = append(ch.Errors, errors.New("config: "+msg))
+		}
+	}
+	return ch
+}
+
+// Settings returns the top-level settings in the order of [EnvVars], with
+// their effective values (defaults filled in), secrets redacted.
+func (ch Check) Settings() []Setting {
+	c := Redacted(ch.Config)
+	rv := reflect.ValueOf(c)
+	var out []Setting
+	for _, v := range envVars {
+		if v.Field == "" {
+			continue
+		}
+		s := Setting{Key: v.Key, Source: "file"}
+		f := rv.FieldByName(v.Field)
+		if name, ok := ch.env[v.Field]; ok {
+			s.Source = name
+		} else if f.IsZero() {
+			s.Source = "default"
+		}
+		if f.IsZero() {
+			s.Value, s.Default = defaultValue(v, c)
+		} else {
+			s.Value = formatValue(f)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// defaultValue returns the value a zero field takes, or, when the default
+// is not a value, "" and what it means.
+func defaultValue(v EnvVar, c ctxfit.Config) (value, meaning string) {
+	switch v.Field {
+	case "HardCap":
+		return fmt.Sprint(max(ctxfit.DefaultHardCap, c.Threshold)), ""
+	case "Secret", "PreviousSecrets", "RedisURL":
+		return "", v.Default
+	}
+	var d ctxfit.Config
+	f := reflect.ValueOf(&d).Elem().FieldByName(v.Field)
+	if err := setField(f, v, strings.Fields(v.Default)[0]); err != nil {
+		return v.Default, "" // cannot happen: the table's defaults parse
+	}
+	return formatValue(f), ""
+}
+
+// formatValue writes a field's value as YAML writes it in a file.
+func formatValue(f reflect.Value) string {
+	var v any
+	switch x := f.Interface().(type) {
+	case ctxfit.Duration:
+		v = shortDuration(time.Duration(x))
+	case []string:
+		items := make([]string, len(x))
+		for i, s := range x {
+			items[i] = yamlString(s)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	default:
+		v = x
+	}
+	if s, ok := v.(string); ok {
+		return yamlString(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// yamlString writes s as a YAML scalar, quoted when YAML would read it
+// otherwise.
+func yamlString(s string) string {
+	out, err := yaml.Marshal(s)
+	if err != nil {
+		return strconv.Quote(s)
+	}
+	return strings.TrimSuffix(string(out), "\n")
+}

@@ -1,0 +1,49 @@
+package mcptest
+
+import (
+	"encoding/json"
+
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+)
+
+// MalformedCall is a call of ctxfit_next or ctxfit_details whose arguments
+// are wrong. Both MCP adapters answer each with the same tool result (see
+// [WantMalformed]); their tests share this table.
+type MalformedCall struct {
+	Name string         // says what is wrong
+	Tool string         // the continuation or details tool
+	Args map[string]any // the arguments sent
+}
+
+// MalformedCalls returns the malformed calls every adapter is tested with.
+func MalformedCalls() []MalformedCall {
+	return []MalformedCall{
+		{"a missing cursor", mcpcore.DefaultNextTool, map[string]any{}},
+		{"a cursor that is not a string", mcpcore.DefaultNextTool, map[string]any{"cursor": 5}},
+		{"an unknown argument", mcpcore.DefaultNextTool, map[string]any{"cursor": "x", "limit": 5}},
+		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking"}},
+		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
+		{"details without a tool", mcpcore.DefaultDetailsTool, map[string]any{"fields": "all"}},
+	}
+}
+
+// WantMalformed returns the structured error an adapter with the default
+// tool names answers c with, as the structuredContent of a tool result with
+// isError set and, as its text, [mcpcore.Error.Text].
+func WantMalformed(c MalformedCall) mcpcore.Error {
+	args, err := json.Marshal(c.Args)
+	if err != nil {
+		panic(err)
+	}
+	names := mcpcore.Names{}.WithDefaults()
+	var bad *mcpcore.Error
+	if c.Tool == names.Next {
+		_, bad = names.NextInput(args)
+	} else {
+		_, bad = names.DetailsRequest(args)
+	}
+	if bad == nil {
+		panic("mcptest: " + c.Name + " is not malformed")
+	}
+	return *bad
+}
