@@ -76,6 +76,7 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 		}
 		res.Record.Strategy = telemetry.StrategyError
 		res.Record.Outcome = telemetry.OutcomeRejected
+		res.Record.ErrorType = ProblemOf(err, Params{}).Code
 		g.emit(ctx, res.Record)
 		return Result{Record: res.Record}, err
 	}

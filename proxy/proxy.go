@@ -20,13 +20,15 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/buildinfo"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
 // Version is the version the proxy reports as an MCP client to the
-// upstream.
-const Version = "0.1.0"
+// upstream and as a server when the upstream gives none: the module
+// version and VCS revision from the build information.
+var Version = buildinfo.Read().Short()
 
 // Defaults of [Options].
 const (
