@@ -193,10 +193,15 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context
 		if ctr.IsError || ctr.InputRequests != nil {
 			cache.DontStore(ctx)
 		}
-		b, err := jsonwire.Marshal(ctr) // the same bytes on every Go release
+		b, err := jsonwire.MarshalUnescaped(ctr) // the same bytes on every Go release
 		if err != nil {
 			cache.DontStore(ctx)
 			return ctxfit.Response{}, nil
+		}
+		if raw, ok := ctr.StructuredContent.(json.RawMessage); ok {
+			// The SDK's marshalling escapes HTML: keep the bytes the tool
+			// (or the proxy's upstream) wrote.
+			b = mcpcore.WithStructured(b, raw)
 		}
 		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}

@@ -227,9 +227,14 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context
 		if r.IsError || len(r.InputRequests) > 0 || r.RequestState != "" {
 			cache.DontStore(ctx)
 		}
-		b, err := jsonwire.Marshal(r) // the same bytes on every Go release
+		b, err := jsonwire.MarshalUnescaped(r) // the same bytes on every Go release
 		if err != nil {
 			return ctxfit.Response{}, err
+		}
+		if len(r.RawStructuredContent) > 0 {
+			b = mcpcore.WithStructured(b, r.RawStructuredContent) // as the tool wrote it
+		} else if raw, ok := r.StructuredContent.(json.RawMessage); ok {
+			b = mcpcore.WithStructured(b, raw)
 		}
 		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}

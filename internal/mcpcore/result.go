@@ -611,6 +611,19 @@ func (s *Shaper) link(ctx context.Context, call Call, blk int, bl block, tokens 
 	})
 }
 
+// WithStructured returns a result's wire JSON with its structured content
+// set to raw: the bytes the tool (or the upstream, for the proxy) wrote, as
+// they were, where an SDK's marshalling would have escaped or reordered
+// them.
+func WithStructured(result, raw json.RawMessage) json.RawMessage {
+	w, err := parseWire(result)
+	if err != nil || len(raw) == 0 {
+		return result
+	}
+	w.set("structuredContent", raw)
+	return w.marshal()
+}
+
 func isErr(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "true" }
 
 // BlockBody returns the body of block blk of a result's wire JSON, as
