@@ -93,6 +93,19 @@ type Config struct {
 	// when the estimator is in use, to record its error. Zero means 0.01.
 	// CTXFIT_ESTIMATE_SAMPLE.
 	EstimateSample float64 `json:"estimateSample,omitempty" yaml:"estimateSample,omitempty" validate:"gte=0,lte=1"`
+	// ImagePixelsPerToken, ImageMaxEdge and ImageMaxTokens count what a
+	// model reads of an image in an MCP result (not its base64): it is
+	// scaled down to ImageMaxEdge pixels on its long side, then costs
+	// width x height / ImagePixelsPerToken tokens, at most ImageMaxTokens.
+	// Zero means Anthropic's rule: 750 pixels a token, 1,568 pixels, 1,600
+	// tokens. CTXFIT_IMAGE_PIXELS_PER_TOKEN, CTXFIT_IMAGE_MAX_EDGE,
+	// CTXFIT_IMAGE_MAX_TOKENS.
+	ImagePixelsPerToken int `json:"imagePixelsPerToken,omitempty" yaml:"imagePixelsPerToken,omitempty" validate:"gte=0"`
+	ImageMaxEdge        int `json:"imageMaxEdge,omitempty" yaml:"imageMaxEdge,omitempty" validate:"gte=0"`
+	ImageMaxTokens      int `json:"imageMaxTokens,omitempty" yaml:"imageMaxTokens,omitempty" validate:"gte=0"`
+	// AudioTokensPerSecond is what a second of audio in an MCP result costs.
+	// Zero means Gemini's rule: 32. CTXFIT_AUDIO_TOKENS_PER_SECOND.
+	AudioTokensPerSecond int `json:"audioTokensPerSecond,omitempty" yaml:"audioTokensPerSecond,omitempty" validate:"gte=0"`
 	// Params names the request parameters the guard reads.
 	Params Params `json:"params,omitempty" yaml:"params,omitempty"`
 	// Endpoints override the settings per HTTP route pattern or MCP tool

@@ -2,6 +2,7 @@ package ctxfit_test
 
 import (
 	"context"
+
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -126,4 +127,70 @@ func TestEveryShapeKeepsBothPromises(t *testing.T) {
 			t.Logf("%d responses, %d tokens sent for %d, %v", c.responses, c.tokensSent, c.original, c.strategies)
 		})
 	}
+}
+
+// TestRequestParametersNeverBreakTheCap sends every shape with random
+// limits, fields and line ranges, valid and not: each answer is within the
+// hard cap or a 400 problem, and never the response over budget.
+func TestRequestParametersNeverBreakTheCap(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	fields := []string{"", "all", "id", "id,name", "nope", "a.b.c", ",", strings.Repeat("x,", 5000)}
+	for i := range 4 * len(shapes.Shapes) {
+		resp := shapes.Generate(r, i, 5000+r.IntN(60000))
+		cfg := ctxfit.Config{Threshold: 300 + r.IntN(3000), PageSize: 1 + r.IntN(50)}
+		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(2000)
+		g, _ := newGuard(t, cfg)
+		req := ctxfit.Request{Endpoint: "x", Path: "/x", Limit: r.IntN(260) - 30, Fields: fields[r.IntN(len(fields))],
+			StartLine: r.IntN(40) - 5, EndLine: r.IntN(400) - 5}
+		if r.IntN(3) == 0 {
+			req.StartLine, req.EndLine = 0, 0
+		}
+		checkParams(t, g, req, ctxfit.Response{Body: resp.Body, ContentType: resp.ContentType})
+	}
+}
+
+// checkParams follows req through g and checks the cap on every answer.
+func checkParams(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, resp ctxfit.Response) {
+	t.Helper()
+	fetch := func(context.Context) (ctxfit.Response, error) { return resp, nil }
+	hardCap := g.Config().HardCap
+	for range 2000 {
+		res, err := g.Handle(context.Background(), req, fetch)
+		if err != nil {
+			p := ctxfit.ProblemOf(err, ctxfit.Params{})
+			require.Equal(t, 400, p.Status, "bad input is a 400: %v", err)
+			doc, _ := json.Marshal(p)
+			require.LessOrEqual(t, exact.Count(string(doc)), hardCap, "a problem is within the cap too")
+			return
+		}
+		require.LessOrEqual(t, exact.Count(string(res.Body)), hardCap, "nothing over the hard cap with %+v", req)
+		if res.Next == "" {
+			return
+		}
+		req.Cursor = res.Next
+	}
+	t.Fatal("too many continuations")
+}
+
+func FuzzGuard(f *testing.F) {
+	r := rand.New(rand.NewPCG(12, 12))
+	for i := range len(shapes.Shapes) {
+		resp := shapes.Generate(r, i, 3000)
+		f.Add(resp.Body, uint16(300), uint16(600), uint8(i), int16(0), int16(0), int16(0), uint8(0))
+	}
+	f.Add([]byte(`{"a":"\ud800","b":[1e400,-0.0,"<&>"]}`), uint16(10), uint16(0), uint8(1), int16(5), int16(1), int16(3), uint8(2))
+	types := []string{"", "application/json", "text/plain", "text/plain; charset=iso-8859-1", "application/vnd.api+json"}
+	fields := []string{"", "all", "id", "a,b", "a.b"}
+	f.Fuzz(func(t *testing.T, body []byte, threshold, extra uint16, ct uint8, limit, start, end int16, fi uint8) {
+		cfg := ctxfit.Config{Threshold: 1 + int(threshold)%3000}
+		cfg.HardCap = max(cfg.Threshold, ctxfit.MinHardCap) + int(extra)%2000
+		g, _ := newGuard(t, cfg)
+		resp := ctxfit.Response{Body: body, ContentType: types[int(ct)%len(types)]}
+		req := ctxfit.Request{Endpoint: "x", Path: "/x", Limit: int(limit) % 300, StartLine: int(start), EndLine: int(end),
+			Fields: fields[int(fi)%len(fields)]}
+		checkParams(t, g, req, resp)
+		if req.Limit >= 0 && req.StartLine == 0 && req.EndLine == 0 && req.Fields == "" {
+			checkPromises(t, g, ctxfit.Request{Endpoint: "x", Path: "/x"}, resp)
+		}
+	})
 }

@@ -157,9 +157,25 @@ func TestAnObjectWithTwoLargeArraysCostsAboutWhatItHolds(t *testing.T) {
 		graph.Entities = append(graph.Entities, entity{fmt.Sprintf("entity-%d", i), "person", []string{"likes tea", fmt.Sprintf("met %d people", i)}})
 	}
 	for i := range 400 {
-		graph.Relations = append(graph.Relations, relation{fmt.Sprintf("entity-%d", i), fmt.Sprintf("entity-%d", i+1), "knows"})
+		graph.Relations = append(graph.Relations, relation{fmt.Sprintf("entity-%d", i), fmt.Sprintf("entity-%d", i+1), "knows about the work of"})
 	}
-	body, _ := json.MarshalIndent(graph, "", "  ")
+	body, _ := json.Marshal(graph) // as an MCP server's structured content
+	original := exact.Count(string(body))
+	require.Greater(t, original, 50000)
+	// Following the next cursors alone must not repeat the rest of the
+	// object on every page.
+	req := ctxfit.Request{Endpoint: "read_graph"}
+	sent, pages := 0, 0
+	for ; pages < 500; pages++ {
+		res, err := g.Handle(context.Background(), req, serve(body, ""))
+		require.NoError(t, err)
+		sent += exact.Count(string(res.Body))
+		if res.Next == "" {
+			break
+		}
+		req.Cursor = res.Next
+	}
+	assert.LessOrEqual(t, sent, original*13/10+400*pages, "%d pages sent %d tokens for %d", pages, sent, original)
 	c := checkPromises(t, g, ctxfit.Request{Endpoint: "read_graph"}, ctxfit.Response{Body: body})
 	assert.LessOrEqual(t, c.tokensSent, c.original*13/10+400*c.responses)
 	assert.Less(t, c.responses, 60, "not a page per item, not every page repeating the other array")

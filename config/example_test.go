@@ -123,6 +123,10 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_STORE_MAX_ITEMS` | `storeMaxItems` | integer | 10000 | Item bound of the in-memory snapshot store. |
 	// | `CTXFIT_STORE_TIMEOUT` | `storeTimeout` | Go duration | 500ms | Deadline of each call to the Redis snapshot store; past it the call fails as unavailable instead of waiting. |
 	// | `CTXFIT_ESTIMATE_SAMPLE` | `estimateSample` | number from 0 to 1 | 0.01 | Fraction of estimated responses also counted exactly, to record the estimator's error. |
+	// | `CTXFIT_IMAGE_PIXELS_PER_TOKEN` | `imagePixelsPerToken` | integer | 750 | Pixels a token of an image in an MCP result covers (width x height / this), after scaling to the maximum edge. |
+	// | `CTXFIT_IMAGE_MAX_EDGE` | `imageMaxEdge` | integer | 1568 | Longest side, in pixels, an image is scaled down to before it is counted. |
+	// | `CTXFIT_IMAGE_MAX_TOKENS` | `imageMaxTokens` | integer | 1600 | Most tokens one image costs. |
+	// | `CTXFIT_AUDIO_TOKENS_PER_SECOND` | `audioTokensPerSecond` | integer | 32 | Tokens a second of audio in an MCP result costs. |
 	// | `CTXFIT_CONFIG` | — | file path | none | JSON or YAML settings file read by Load and Watch; variables override it. |
 	// | `CTXFIT_REDIS_URL` | `redisURL` | URL | none (in-memory store) | Redis that keeps snapshots, shared by every instance: redis://host:port/db; empty means the in-memory store. |
 }

@@ -26,9 +26,10 @@ var example = ctxfit.Config{
 	PreviousSecrets: []string{"example-previous-secret-0123456789abcdefghijklmnop"},
 	Mode:            "store", ShapeTimeout: ctxfit.Duration(2 * time.Second),
 	MaxBufferBytes: 8 << 20, StoreMaxBytes: 64 << 20, StoreMaxItems: 10000, EstimateSample: 0.01,
-	StoreTimeout: ctxfit.Duration(500 * time.Millisecond),
-	RedisURL:     "redis://localhost:6379/0",
-	Params:       ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part"},
+	StoreTimeout:        ctxfit.Duration(500 * time.Millisecond),
+	ImagePixelsPerToken: 750, ImageMaxEdge: 1568, ImageMaxTokens: 1600, AudioTokensPerSecond: 32,
+	RedisURL: "redis://localhost:6379/0",
+	Params:   ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part"},
 	Endpoints: []ctxfit.Endpoint{
 		{
 			Match: "GET /api/v1/bookings", Threshold: 3000, HardCap: 8000, PageSize: 25, MaxPageSize: 100,

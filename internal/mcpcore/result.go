@@ -41,6 +41,8 @@ import (
 type Shaper struct {
 	Guard *ctxfit.Guard
 	Names Names
+	// Media counts images and audio; the zero value means the Guard's
+	// settings (Config.ImagePixelsPerToken and the others).
 	Media MediaRule
 
 	mu      sync.Mutex
@@ -251,15 +253,26 @@ func (s *Shaper) budgetOf(tool string) budget.Budget {
 	return b
 }
 
+// media is the rule media are counted by: the Shaper's Media, else the
+// Guard's settings.
+func (s *Shaper) media() MediaRule {
+	if s.Media != (MediaRule{}) {
+		return s.Media
+	}
+	cfg := s.Guard.Config()
+	return MediaRule{PixelsPerToken: cfg.ImagePixelsPerToken, MaxEdge: cfg.ImageMaxEdge,
+		MaxImageTokens: cfg.ImageMaxTokens, AudioTokensPerSecond: cfg.AudioTokensPerSecond}
+}
+
 // mediaTokens is what the model reads of a media block.
 func (s *Shaper) mediaTokens(b block) int {
 	switch b.kind {
 	case "image":
-		if t, ok := s.Media.ImageTokens(b.data); ok {
+		if t, ok := s.media().ImageTokens(b.data); ok {
 			return t
 		}
 	case "audio":
-		return s.Media.AudioTokens(b.data)
+		return s.media().AudioTokens(b.data)
 	}
 	return (base64.StdEncoding.EncodedLen(len(b.data)) + 3) / 4 // as text
 }
