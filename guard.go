@@ -2,7 +2,12 @@ package ctxfit
 
 import (
 	"cmp"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -134,6 +139,30 @@ func (g *Guard) Close() error {
 	return errors.Join(errs...)
 }
 
+// CredentialSubject returns the subject a request that carried these
+// credentials (an Authorization header, cookies) is bound to when the
+// adapter is told no other: a keyed digest of them (HMAC-SHA256 under a key
+// derived from the cursor secret), so that a cursor issued to one caller is
+// refused to another, and no credential is kept or logged. It is "" when
+// every value is empty. A rotated token, a changed cookie or a rotated
+// cursor secret mean new cursors; bind to a user ID (the adapters' Subject
+// options) where that matters.
+func (g *Guard) CredentialSubject(credentials ...string) string {
+	empty := true
+	for _, c := range credentials {
+		empty = empty && c == ""
+	}
+	if empty {
+		return ""
+	}
+	mac := hmac.New(sha256.New, g.cur.Load().subjectKey)
+	for _, c := range credentials {
+		mac.Write(binary.AppendUvarint(nil, uint64(len(c))))
+		mac.Write([]byte(c))
+	}
+	return "cred:" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
+}
+
 // storeError is what a client learns of a failed store call: that the
 // store is unavailable. The backend's own message (a Redis error, say) is
 // logged, not sent.
@@ -144,11 +173,12 @@ func (g *Guard) storeError(err error) error {
 
 // engine is one compiled, immutable set of settings.
 type engine struct {
-	cfg       Config // defaults filled in
-	counter   budget.Counter
-	codec     *cursor.Codec
-	base      *rules
-	endpoints map[string]*rules
+	cfg        Config // defaults filled in
+	subjectKey []byte // keys CredentialSubject
+	counter    budget.Counter
+	codec      *cursor.Codec
+	base       *rules
+	endpoints  map[string]*rules
 }
 
 // rules are the resolved settings of one endpoint.
@@ -249,7 +279,11 @@ func (g *Guard) compile(c Config) (*engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ctxfit: %w", err)
 	}
-	e := &engine{cfg: c, counter: counter, codec: codec, endpoints: make(map[string]*rules, len(c.Endpoints))}
+	subjectKey, err := hkdf.Key(sha256.New, secrets[0], []byte("ctxfit/subject"), "ctxfit credential subject v1", 32)
+	if err != nil {
+		return nil, fmt.Errorf("ctxfit: deriving the subject key: %w", err)
+	}
+	e := &engine{cfg: c, counter: counter, codec: codec, subjectKey: subjectKey, endpoints: make(map[string]*rules, len(c.Endpoints))}
 	if e.base, err = e.rules(Endpoint{}); err != nil {
 		return nil, err
 	}

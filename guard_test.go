@@ -39,6 +39,12 @@ func newGuard(t *testing.T, cfg ctxfit.Config) (*ctxfit.Guard, *clock) {
 	if cfg.Secret == "" {
 		cfg.Secret = secret
 	}
+	if cfg.ShapeTimeout == 0 {
+		// Tests of what is sent, not of when: a loaded CI machine running
+		// every package under the race detector must not turn a shape into
+		// a timeout. TestTheStrategyDoesNotDependOnTiming tests the limit.
+		cfg.ShapeTimeout = ctxfit.Duration(time.Hour)
+	}
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Now: clk.now})
 	require.NoError(t, err)

@@ -309,7 +309,9 @@ func (s *shaper) details() (Result, error) {
 			}
 			return Result{}, fmt.Errorf("ctxfit: %w", err)
 		}
-		s.data, s.view = out, "fields="+fields
+		// The projection is a new snapshot: its cursors point into it,
+		// not into the response it was projected from.
+		s.data, s.view, s.snap = out, "fields="+fields, nil
 	}
 	tokens := budget.CountUpTo(s.e.counter, view(out), s.rl.budget.HardCap)
 	if tokens <= s.rl.budget.HardCap {
@@ -399,6 +401,13 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	res, err := s.guard(func() (Result, error) {
 		if req.Part != 0 {
 			return s.openPart(req.Part)
+		}
+		if r.kind == contDetails {
+			if req.Fields == "" {
+				return Result{}, fmt.Errorf("%w: a summary's details cursor needs fields: \"all\", or the fields to drill into", ErrBadRequest)
+			}
+			s.view = ""
+			return s.details()
 		}
 		switch r.kind {
 		case contPage, contMembers:

@@ -238,6 +238,9 @@ func (s *shaper) summarize() (Result, bool, error) {
 	if err != nil {
 		return res, true, err
 	}
+	if res.Details, err = s.nextCursor(ref{kind: contDetails, end: int64(len(s.data))}); err != nil {
+		return Result{}, true, err
+	}
 	res.Summary = fmt.Sprintf("Showing a summary (%s of %s tokens; budget %s).", thousands(res.Record.TokensAfter),
 		thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
 	if d := sum.Summary.Meta.DetailsAvailable; d != nil {
@@ -248,5 +251,6 @@ func (s *shaper) summarize() (Result, bool, error) {
 				thousands(sum.Summary.Meta.OmittedFieldCount), d.Endpoint)
 		}
 	}
+	res.Summary += s.strandedNote()
 	return res, true, nil
 }

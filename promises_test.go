@@ -2,7 +2,6 @@ package ctxfit_test
 
 import (
 	"context"
-
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	rebuild "github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/shapes"
+	"github.com/ctxfit/ctxfit/summary"
 )
 
 // envelopeKeys are the only members a shaped response has at its top
@@ -74,10 +74,25 @@ func checkPromises(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, resp ctxfi
 	}
 	body := first.Body
 	if first.Strategy == "summary" {
-		// A summary leaves fields out by design; its drill-down gives the
-		// whole.
+		// A summary leaves fields out by design; its details cursor gives
+		// them, and the whole.
+		require.NotEmpty(t, first.Details, "a summary has a details cursor")
+		var sum struct {
+			Meta struct {
+				DetailsAvailable struct{ Parameters struct{ Fields string } }
+			}
+		}
+		require.NoError(t, json.Unmarshal(first.Body, &sum))
+		if leftOut := sum.Meta.DetailsAvailable.Parameters.Fields; leftOut != "" {
+			want, err := summary.ServeDetails(resp.Body, leftOut)
+			require.NoError(t, err)
+			drill := req
+			drill.Cursor, drill.Fields = first.Details, leftOut
+			got := followAll(t, g, drill, fetch, hardCap)
+			require.Equal(t, string(want), string(got), "the left-out fields, byte for byte, through the details cursor")
+		}
 		all := req
-		all.Fields = "all"
+		all.Cursor, all.Fields = first.Details, "all"
 		res, err := g.Handle(ctx, all, fetch)
 		require.NoError(t, err)
 		check(res)
@@ -105,6 +120,33 @@ func checkPromises(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, resp ctxfi
 	assert.LessOrEqual(t, c.tokensSent, c.original*13/10+envelope*c.responses,
 		"reading everything costs at most 1.3x the original plus an envelope per response (%d responses)", c.responses)
 	return c
+}
+
+// followAll follows req and every cursor and part it leads to, checking
+// the hard cap on each response, and returns the rebuilt body.
+func followAll(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, fetch ctxfit.Fetch, hardCap int) []byte {
+	t.Helper()
+	handle := func(req ctxfit.Request) (ctxfit.Result, error) {
+		res, err := g.Handle(context.Background(), req, fetch)
+		if err != nil {
+			return res, err
+		}
+		require.LessOrEqual(t, exact.Count(string(res.Body)), hardCap, "nothing over the hard cap (%s)", res.Strategy)
+		return res, nil
+	}
+	first, err := handle(req)
+	require.NoError(t, err)
+	if !first.Shaped || first.Next == "" && first.Strategy == "passthrough" {
+		return first.Body
+	}
+	out, _, err := rebuild.Rebuild(first.Body, func(cursor string, part int64) ([]byte, error) {
+		next := req
+		next.Cursor, next.Part = cursor, part
+		res, err := handle(next)
+		return res.Body, err
+	})
+	require.NoError(t, err)
+	return out
 }
 
 func TestEveryShapeKeepsBothPromises(t *testing.T) {

@@ -29,6 +29,9 @@ const (
 	// contResource: a resource the guard serves whole (an image or blob an
 	// MCP result held back behind a resource_link).
 	contResource cursor.Kind = 6
+	// contDetails: the object a summary left fields out of, for a
+	// drill-down (Request.Fields).
+	contDetails cursor.Kind = 7
 )
 
 // snapRef says where a continuation finds its data: a snapshot in the
@@ -154,7 +157,7 @@ func refOf(p cursor.Payload) (ref, error) {
 		return ref{}, errBadRef
 	}
 	switch r.kind {
-	case contPage, contChunk, contMembers, contParts, contCut, contResource:
+	case contPage, contChunk, contMembers, contParts, contCut, contResource, contDetails:
 	default:
 		return ref{}, errBadRef
 	}

@@ -46,7 +46,10 @@ type Request struct {
 	// Limit is the page size asked for; 0 means the default.
 	Limit int
 	// Fields asks for a drill-down: "all" for the whole object (no summary),
-	// or a comma-separated list of top-level sections.
+	// or a comma-separated list of fields (dotted paths such as
+	// "guest.address.city" too). With no Cursor the handler runs and its
+	// response is projected; with the Details cursor of a summary, the
+	// summarized object is.
 	Fields string
 	// StartLine and EndLine ask for a line range of a text (1-based,
 	// inclusive); 0 means unset.
@@ -119,6 +122,11 @@ type Result struct {
 	// Next is the cursor that continues the response, "" when none; it is
 	// also inside Body. MCP adapters put it in the result's _meta.
 	Next string
+	// Details is, for a summary, the cursor that drills into the object it
+	// summarized: pass it as Cursor with Fields set ("all", or the fields).
+	// It opens only that object, for the subject it was issued to. MCP
+	// adapters put it in the guidance line and in _meta.
+	Details string
 	// PartCursor is the cursor that opens the values Body holds back (its
 	// placeholders' "ctxfit:part"), "" when it holds none: Next when there
 	// is one, else a cursor of its own, also inside Body as partCursor.

@@ -89,7 +89,7 @@ var envVars = []EnvVar{
 		Description: "How continuations find their data: store (kept for the cursor's lifetime) or replay (the handler runs again)."},
 	{Name: "CTXFIT_SHAPE_TIMEOUT", Field: "ShapeTimeout", Key: "shapeTimeout", Form: formDuration,
 		Default:     shortDuration(ctxfit.DefaultShapeTimeout),
-		Description: "Time allowed to count and shape one response; past it byte-based limits apply."},
+		Description: "Time allowed to count and shape one response; past it the request gets a retryable 503 (shaping_timeout), never the response over budget."},
 	{Name: "CTXFIT_MAX_BUFFER_BYTES", Field: "MaxBufferBytes", Key: "maxBufferBytes", Form: formInt,
 		Default:     strconv.Itoa(ctxfit.DefaultMaxBufferBytes) + " (8 MiB)",
 		Description: "Largest HTTP response buffered for shaping; larger ones pass through."},

@@ -117,7 +117,7 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_PREVIOUS_SECRETS` | `previousSecrets` | comma-separated list | none | Former secrets that still verify cursors after a rotation, each at least 32 bytes. |
 	// | `CTXFIT_ENCODING` | `encoding` | string | o200k_base | Tokenizer: o200k_base or cl100k_base. |
 	// | `CTXFIT_MODE` | `mode` | string | store | How continuations find their data: store (kept for the cursor's lifetime) or replay (the handler runs again). |
-	// | `CTXFIT_SHAPE_TIMEOUT` | `shapeTimeout` | Go duration | 2s | Time allowed to count and shape one response; past it byte-based limits apply. |
+	// | `CTXFIT_SHAPE_TIMEOUT` | `shapeTimeout` | Go duration | 2s | Time allowed to count and shape one response; past it the request gets a retryable 503 (shaping_timeout), never the response over budget. |
 	// | `CTXFIT_MAX_BUFFER_BYTES` | `maxBufferBytes` | integer | 8388608 (8 MiB) | Largest HTTP response buffered for shaping; larger ones pass through. |
 	// | `CTXFIT_STORE_MAX_BYTES` | `storeMaxBytes` | integer | 67108864 (64 MiB) | Memory bound of the in-memory snapshot store. |
 	// | `CTXFIT_STORE_MAX_ITEMS` | `storeMaxItems` | integer | 10000 | Item bound of the in-memory snapshot store. |

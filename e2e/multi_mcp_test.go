@@ -176,7 +176,7 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 		call := regexp.MustCompile(`call ` + mcpcore.DefaultDetailsTool + ` with (\{.*\}) \(or`).FindStringSubmatch(texts[1])
 		require.NotNil(t, call, texts[1])
 		in := jsonObject(t, call[1])
-		assert.Equal(t, map[string]any{"tool": "get_booking", "arguments": args, "fields": leftOut}, in)
+		assert.Equal(t, map[string]any{"cursor": mcptest.DetailsCursor(res), "fields": leftOut}, in)
 
 		// The left-out fields are over the hard cap: pages and parts with
 		// cursors, from b then alternately a and b.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -21,8 +22,12 @@ import (
 type Options struct {
 	// Subject returns the tenant, session or principal a request is made
 	// for; cursors are bound to it, so a cursor issued to one subject is
-	// rejected for another. Nil means no subject: cursors are bound to the
-	// endpoint and query only, and anyone who holds one can follow it.
+	// rejected for another. Nil means the credentials the request carried:
+	// a keyed digest of its Authorization header and cookies
+	// ([ctxfit.Guard.CredentialSubject]), and no subject for a request with
+	// neither. A rotated token or a changed cookie then means following the
+	// cursors from the first page again; set Subject to a user ID to bind
+	// cursors to the user instead.
 	Subject func(*http.Request) string
 	// Endpoint returns the route pattern of a request, which selects the
 	// per-endpoint settings ([ctxfit.Config.Endpoints], whose Match must
@@ -281,6 +286,8 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 	}
 	if h.opts.Subject != nil {
 		req.Subject = h.opts.Subject(r)
+	} else if len(r.Header["Authorization"]) > 0 || len(r.Header["Cookie"]) > 0 {
+		req.Subject = h.g.CredentialSubject(strings.Join(r.Header["Authorization"], "\n"), strings.Join(r.Header["Cookie"], "\n"))
 	}
 	if h.opts.RequestID != nil {
 		req.RequestID = h.opts.RequestID(r)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -107,6 +108,9 @@ func newGuard(t *testing.T, cfg ctxfit.Config) *ctxfit.Guard {
 	t.Helper()
 	if cfg.Secret == "" {
 		cfg.Secret = testSecret
+	}
+	if cfg.ShapeTimeout == 0 {
+		cfg.ShapeTimeout = ctxfit.Duration(time.Hour) // not a test of timing: a loaded machine must not time out
 	}
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
 	require.NoError(t, err)

@@ -29,8 +29,9 @@ type Options struct {
 	// accepted only from a call with the same subject. Nil means the
 	// session ID (req.Session.ID()), which is unique per streamable HTTP
 	// session and empty for stdio (one client per process) and in stateless
-	// HTTP mode. Set it to bind cursors to a principal instead, for example
-	// from req.Extra.TokenInfo.
+	// HTTP mode, together with the authenticated user
+	// (req.Extra.TokenInfo.UserID) when the transport has one. Set it to
+	// bind cursors to a principal alone, so that they survive a new session.
 	Subject func(ctx context.Context, req *mcp.CallToolRequest) string
 	// Cache serves the results of guarded tools from a response cache
 	// (package cache), keyed by tool name, subject and canonical
@@ -165,10 +166,16 @@ func (a *adapter) subjectOf(ctx context.Context, req *mcp.CallToolRequest) strin
 	if a.subject != nil {
 		return a.subject(ctx, req)
 	}
-	if req.Session == nil {
-		return ""
+	var id string
+	if req.Session != nil {
+		id = req.Session.ID()
 	}
-	return req.Session.ID()
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		// The authenticated principal as well: a session ID alone could be
+		// replayed by another user.
+		return id + "\x00" + req.Extra.TokenInfo.UserID
+	}
+	return id
 }
 
 // resultType is the content type under which a tool result's wire JSON is

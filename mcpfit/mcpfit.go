@@ -29,9 +29,10 @@
 // The model follows a cursor with the continuation tool (ctxfit_next,
 // {"cursor": "..."}) until nextCursor is null: the pages or chunks together
 // are the tool's whole result. It drills into a summary with the details
-// tool (ctxfit_details, {"tool": "...", "arguments": {...}, "fields":
-// "all"}): a sibling tool rather than a fields argument of ctxfit_next,
-// because a summary is complete in itself and carries no cursor.
+// tool (ctxfit_details, {"cursor": "...", "fields": "all"}), where the
+// cursor is the summary's details cursor (_meta ctxfit/detailsCursor): a
+// drill-down opens only a result ctxfit itself summarized, for the caller
+// it was issued to, never a tool the model names.
 //
 // # How continuations run the tool again
 //

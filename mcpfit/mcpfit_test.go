@@ -117,29 +117,33 @@ func TestALargeObjectIsSummarizedAndDrillsDown(t *testing.T) {
 	assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
 	lines := mcptest.Texts(t, res)
 	require.Len(t, lines, 2)
-	assert.Contains(t, lines[1], `For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK00042"},"fields":"`)
+	details := mcptest.DetailsCursor(res)
+	require.NotEmpty(t, details)
+	assert.Contains(t, lines[1], `For the left-out fields call ctxfit_details with {"cursor":"`+details+`","fields":"`)
 	assert.Less(t, mcptest.Tokens(t, res), 2000+200)
 
 	t.Run("fields all returns the whole object", func(t *testing.T) {
-		full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
+		full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
 		require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
 		assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "get_booking", args)), mcptest.Texts(t, full)[0])
 	})
 	t.Run("named fields return those fields", func(t *testing.T) {
-		part := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "policies"})
+		part := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "policies,guest.address.city"})
 		require.False(t, part.IsError, "%v", mcptest.Texts(t, part))
 		var got map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal([]byte(mcptest.Texts(t, part)[0]), &got))
 		assert.Contains(t, got, "policies")
+		assert.Contains(t, got, "guest", "dotted paths drill into nested fields")
 		assert.NotContains(t, got, "description")
 	})
-	t.Run("an unknown tool is a tool error", func(t *testing.T) {
-		bad := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "no_such_tool", "fields": "all"})
+	t.Run("no tool can be named: the details tool opens only what was summarized", func(t *testing.T) {
+		bad := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
 		require.True(t, bad.IsError)
-		assert.Contains(t, mcptest.Texts(t, bad)[0], "no_such_tool")
+		bad = mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": "forged", "fields": "all"})
+		require.True(t, bad.IsError)
 	})
 	t.Run("an unknown field is a tool error with a suggestion", func(t *testing.T) {
-		bad := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "nope"})
+		bad := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "nope"})
 		require.True(t, bad.IsError)
 		var e mcpcore.Error
 		require.NoError(t, json.Unmarshal(mustJSON(t, bad.StructuredContent), &e))

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -30,7 +31,8 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 	for i := range 2 * len(shapes.Shapes) {
 		resp := shapes.Generate(r, i, []int{8000, 100000}[i/len(shapes.Shapes)])
 		cfg := ctxfit.Config{Threshold: 500 + r.IntN(3000), ChunkTokens: 200 + r.IntN(2000),
-			Mode: []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]}
+			Mode:         []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
+			ShapeTimeout: ctxfit.Duration(time.Hour)} // a test of what is sent, not of when
 		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(2000)
 		start, _, ok := rawjson.Root(resp.Body)
 		var decoded any
@@ -65,7 +67,7 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 				return
 			}
 			if first.Meta["ctxfit/strategy"] == "summary" {
-				first = mcptest.Call(t, cs, "ctxfit_details", map[string]any{"tool": "shape", "arguments": args, "fields": "all"})
+				first = mcptest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": mcptest.DetailsCursor(first), "fields": "all"})
 				require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
 				if first.Meta["ctxfit/strategy"] == nil {
 					assert.Equal(t, want, bodyOf(t, first))

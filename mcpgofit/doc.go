@@ -26,8 +26,10 @@
 // The model follows a cursor with the continuation tool (ctxfit_next,
 // {"cursor": "..."}) until there is no next cursor: the pages or chunks
 // together are the tool's whole result. It drills into a summary with the
-// details tool (ctxfit_details, {"tool": "...", "arguments": {...},
-// "fields": "all"}).
+// details tool (ctxfit_details, {"cursor": "...", "fields": "all"}), where
+// the cursor is the summary's details cursor (_meta ctxfit/detailsCursor):
+// a drill-down opens only a result ctxfit itself summarized, for the caller
+// it was issued to.
 //
 // # Output schemas
 //

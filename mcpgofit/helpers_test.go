@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -125,6 +126,9 @@ func newGuard(t *testing.T, cfg ctxfit.Config) *ctxfit.Guard {
 	t.Helper()
 	if cfg.Secret == "" {
 		cfg.Secret = testSecret
+	}
+	if cfg.ShapeTimeout == 0 {
+		cfg.ShapeTimeout = ctxfit.Duration(time.Hour) // not a test of timing: a loaded machine must not time out
 	}
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
 	require.NoError(t, err)

@@ -169,16 +169,18 @@ func TestALargeObjectIsSummarizedAndDrillsDown(t *testing.T) {
 	assert.Equal(t, "summary", metaOf(res)[mcpcore.MetaStrategy])
 	lines := texts(t, res)
 	require.Len(t, lines, 2)
-	assert.Contains(t, lines[1], `For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK00042"},"fields":"`)
+	details, _ := metaOf(res)[mcpcore.MetaDetailsCursor].(string)
+	require.NotEmpty(t, details)
+	assert.Contains(t, lines[1], `For the left-out fields call ctxfit_details with {"cursor":"`+details+`","fields":"`)
 	assert.Less(t, tokensOf(t, res), 2000+200)
 
 	t.Run("fields all returns the whole object", func(t *testing.T) {
-		full := call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
+		full := call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
 		require.False(t, full.IsError, "%v", texts(t, full))
 		assert.Equal(t, bodyOf(t, call(t, f.raw, "get_booking", args)), texts(t, full)[0])
 	})
 	t.Run("named fields return those fields", func(t *testing.T) {
-		part := call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "policies"})
+		part := call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "policies"})
 		require.False(t, part.IsError, "%v", texts(t, part))
 		var got map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal([]byte(texts(t, part)[0]), &got))
@@ -186,16 +188,14 @@ func TestALargeObjectIsSummarizedAndDrillsDown(t *testing.T) {
 		assert.NotContains(t, got, "description")
 	})
 	t.Run("an unknown field is a tool error with a suggestion", func(t *testing.T) {
-		e := errorOf(t, call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "nope"}))
+		e := errorOf(t, call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "nope"}))
 		assert.Equal(t, "fields_invalid", e.Code)
 		assert.Equal(t, "fields", e.Data.Parameter)
 		assert.NotEmpty(t, e.Data.Suggestion)
 	})
-	t.Run("the tool's own error passes through", func(t *testing.T) {
-		got := call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": map[string]any{"id": " "}, "fields": "all"})
-		want := call(t, f.raw, "get_booking", map[string]any{"id": " "})
-		assert.True(t, got.IsError)
-		assert.Equal(t, want.Content, got.Content)
+	t.Run("no tool can be named: the details tool opens only what was summarized", func(t *testing.T) {
+		e := errorOf(t, call(t, f.client, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"}))
+		assert.Equal(t, "parameter_invalid", e.Code)
 	})
 }
 
@@ -285,7 +285,7 @@ func TestADisabledToolPassesThroughAndKeepsItsSchema(t *testing.T) {
 		"a disabled tool keeps its schema")
 }
 
-func TestADrillDownRespectsTheServersToolFilters(t *testing.T) {
+func TestADrillDownCannotRunAToolTheServerHides(t *testing.T) {
 	hidden := server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool {
 		return slices.DeleteFunc(tools, func(t mcp.Tool) bool { return t.Name == "get_booking" })
 	})
@@ -293,8 +293,7 @@ func TestADrillDownRespectsTheServersToolFilters(t *testing.T) {
 	require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{}), nil))
 	cl := connect(t, s)
 	e := errorOf(t, call(t, cl, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": map[string]any{"id": "BK1"}, "fields": "all"}))
-	assert.Equal(t, "tool_failed", e.Code)
-	assert.Contains(t, e.Message, "not found")
+	assert.Equal(t, "parameter_invalid", e.Code, "the details tool names no tool: it takes a summary's cursor")
 	assert.Zero(t, c.of("get_booking"), "a hidden tool is not run")
 }
 

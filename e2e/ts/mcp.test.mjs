@@ -150,7 +150,7 @@ for (const target of targets) {
     test('get_booking: a summary, and ctxfit_details returns all of it', async () => {
       const res = await s.client.callTool({ name: 'get_booking', arguments: { id: 'BK00007' } });
       assert.equal(res._meta?.[META_STRATEGY], 'summary');
-      const full = await s.client.callTool({ name: DETAILS, arguments: { tool: 'get_booking', arguments: { id: 'BK00007' }, fields: 'all' } });
+      const full = await s.client.callTool({ name: DETAILS, arguments: { cursor: res._meta['ctxfit/detailsCursor'], fields: 'all' } });
       assert.ok(!full.isError, texts(full).join(' '));
       const want = texts(await reference.client.callTool({ name: 'get_booking', arguments: { id: 'BK00007' } }))[0];
       assert.deepEqual(JSON.parse(texts(full)[0]), JSON.parse(want));

@@ -76,7 +76,7 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 		require.False(t, res.IsError)
 		assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
 		assert.LessOrEqual(t, mcptest.Count(strings.Join(texts(t, res), "\n")), hardCap)
-		full := mcptest.Call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "arguments": args, "fields": "all"})
+		full := mcptest.Call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcptest.DetailsCursor(res), "fields": "all"})
 		require.False(t, full.IsError, "%v", texts(t, full))
 		assert.Equal(t, texts(t, mcptest.Call(t, raw, "get_booking", args))[0], texts(t, full)[0])
 	})

@@ -47,7 +47,7 @@ const (
 	// DefaultNextTool continues a shaped result: input {"cursor": "..."}.
 	DefaultNextTool = "ctxfit_next"
 	// DefaultDetailsTool drills into a summarized object: input
-	// {"tool": "...", "arguments": {...}, "fields": "..."}.
+	// {"cursor": "<the summary's details cursor>", "fields": "..."}.
 	DefaultDetailsTool = "ctxfit_details"
 )
 
@@ -56,9 +56,10 @@ const (
 	NextDescription = "Continue a tool result that was too large for the context window: " +
 		"pass the nextCursor of a shaped result (a page, chunk or part) unchanged to get the next one. " +
 		"Following every cursor returns the whole original result."
-	DetailsDescription = "Get the fields a summarized tool result left out: " +
-		`name the tool and its arguments as in the original call, and fields as "all" ` +
-		"or a comma-separated list of top-level fields (the summary's meta.detailsAvailable lists them)."
+	DetailsDescription = "Get the fields a summarized tool result left out: pass the summary's details cursor " +
+		`unchanged, and fields as "all" or a comma-separated list of fields (the summary's meta.detailsAvailable ` +
+		"lists them; dotted paths such as guest.address.city work too). It opens only results ctxfit summarized, " +
+		"for the session they were given to."
 )
 
 // Keys of the _meta map of a shaped result. The values are JSON numbers
@@ -76,6 +77,9 @@ const (
 	MetaOriginalTokens = "ctxfit/originalTokens"
 	// MetaHardCap is the token count no shaped result exceeds (number).
 	MetaHardCap = "ctxfit/hardCap"
+	// MetaDetailsCursor is a summary's details cursor (string), for the
+	// details tool.
+	MetaDetailsCursor = "ctxfit/detailsCursor"
 	// MetaPartCursor is the cursor that opens the values the result holds
 	// back (string), with the "ctxfit:part" number of a placeholder;
 	// absent when it holds none.
@@ -100,6 +104,9 @@ func Meta(res ctxfit.Result) map[string]any {
 	}
 	if res.PartCursor != "" {
 		m[MetaPartCursor] = res.PartCursor
+	}
+	if res.Details != "" {
+		m[MetaDetailsCursor] = res.Details
 	}
 	return m
 }
@@ -143,12 +150,11 @@ func (n Names) details() string {
 // names, for example:
 //
 //	Showing items 1-37 of 500 (3,912 tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"..."}.
-//	Showing a summary (812 of 3,204 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK1"},"fields":"amenities,policies"} (or "fields":"all").
+//	Showing a summary (812 of 3,204 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"cursor":"...","fields":"amenities,policies"} (or "fields":"all"; dotted paths such as a.b work too).
 //
-// call is the original tool call; it is used for the drill-down of a
-// summary and may be zero otherwise. Guidance returns "" for a result that
-// was not shaped (res.Summary is empty).
-func Guidance(res ctxfit.Result, names Names, call Call) string {
+// Guidance returns "" for a result that was not shaped (res.Summary is
+// empty).
+func Guidance(res ctxfit.Result, names Names) string {
 	if res.Summary == "" {
 		return ""
 	}
@@ -157,14 +163,16 @@ func Guidance(res ctxfit.Result, names Names, call Call) string {
 		// The engine's own drill-down sentence speaks HTTP; replace it.
 		if i := strings.Index(line, " For the left-out fields"); i >= 0 {
 			line = line[:i]
+		} else if i := strings.Index(line, " fields were left out:"); i >= 0 {
+			line = line[:strings.LastIndex(line[:i], ".")+1]
 		}
-		if fields := detailsFields(res.Body); fields != "" && call.Tool != "" {
-			args := call.Arguments
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
+		if res.Details != "" {
+			fields := detailsFields(res.Body)
+			if fields == "" {
+				fields = "all"
 			}
-			in, _ := marshal(DetailsInput{Tool: call.Tool, Arguments: args, Fields: fields})
-			line += fmt.Sprintf(` For the left-out fields call %s with %s (or "fields":"all").`, names.details(), in)
+			in, _ := marshal(DetailsInput{Cursor: res.Details, Fields: fields})
+			line += fmt.Sprintf(` For the left-out fields call %s with %s (or "fields":"all"; dotted paths such as a.b work too).`, names.details(), in)
 		}
 		return line
 	}

@@ -17,7 +17,6 @@ import (
 )
 
 func TestGuidanceSaysWhatAResultHoldsAndHowToGetMore(t *testing.T) {
-	call := mcpcore.Call{Tool: "get_booking", Arguments: json.RawMessage(`{"id":"BK1"}`)}
 	summaryBody := `{"summary":{"id":"BK1"},"meta":{"kind":"object","detailsAvailable":{"endpoint":"get_booking","parameters":{"fields":"amenities,policies"}}}}`
 	for _, tc := range []struct {
 		name  string
@@ -34,12 +33,12 @@ func TestGuidanceSaysWhatAResultHoldsAndHowToGetMore(t *testing.T) {
 			`Showing chunk 1 of 9. For the next chunk call more with {"cursor":"c<d>"}.`},
 		{"a cut leads to the next part", ctxfit.Result{Strategy: telemetry.StrategyCut, Next: "x", Summary: "Showing bytes 1-10 of 20."}, mcpcore.Names{},
 			`Showing bytes 1-10 of 20. For the next part call ctxfit_next with {"cursor":"x"}.`},
-		{"a summary leads to the details tool", ctxfit.Result{Strategy: telemetry.StrategySummary, Body: []byte(summaryBody),
+		{"a summary leads to the details tool with its details cursor", ctxfit.Result{Strategy: telemetry.StrategySummary, Body: []byte(summaryBody), Details: "d1",
 			Summary: "Showing a summary (500 of 3,000 tokens; budget 2,000). For the left-out fields request get_booking with fields=amenities,policies (or fields=all)."}, mcpcore.Names{},
-			`Showing a summary (500 of 3,000 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK1"},"fields":"amenities,policies"} (or "fields":"all").`},
+			`Showing a summary (500 of 3,000 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"cursor":"d1","fields":"amenities,policies"} (or "fields":"all"; dotted paths such as a.b work too).`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, mcpcore.Guidance(tc.res, tc.names, call))
+			assert.Equal(t, tc.want, mcpcore.Guidance(tc.res, tc.names))
 		})
 	}
 }
@@ -177,10 +176,13 @@ func TestTheInputSchemasRequireTheirArguments(t *testing.T) {
 	assert.Error(t, next.Validate(instance(t, `{"cursor":""}`)))
 	assert.Error(t, next.Validate(instance(t, `{"cursor":"a","other":1}`)))
 
+	assert.NoError(t, next.Validate(instance(t, `{"cursor":"abc","part":12}`)))
+	assert.Error(t, next.Validate(instance(t, `{"cursor":"abc","part":0}`)))
+
 	details := resolve(t, mcpcore.DetailsInputSchema())
-	assert.NoError(t, details.Validate(instance(t, `{"tool":"get_booking","arguments":{"id":"BK1"},"fields":"all"}`)))
-	assert.NoError(t, details.Validate(instance(t, `{"tool":"get_booking","fields":"all"}`)))
-	assert.Error(t, details.Validate(instance(t, `{"tool":"get_booking"}`)))
+	assert.NoError(t, details.Validate(instance(t, `{"cursor":"d1","fields":"all"}`)))
+	assert.Error(t, details.Validate(instance(t, `{"cursor":"d1"}`)))
+	assert.Error(t, details.Validate(instance(t, `{"tool":"get_booking","fields":"all"}`)), "no generic way to call a tool")
 }
 
 func FuzzCanonicalArgumentsIsIdempotent(f *testing.F) {

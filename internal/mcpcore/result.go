@@ -461,7 +461,7 @@ func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage
 			}
 			results = append(results, res)
 			newContent = append(newContent, bl.setText(string(res.Body)))
-			newContent = append(newContent, s.guidance(res, call)...)
+			newContent = append(newContent, s.guidance(res)...)
 		}
 	}
 	if len(results) > 0 {
@@ -494,7 +494,7 @@ func (s *Shaper) shapeWhole(ctx context.Context, call Call, blocks []block, body
 		}
 		return nil, out, nil
 	}
-	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.guidance(res, call)...)
+	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.guidance(res)...)
 	placed := false
 	for _, bl := range blocks {
 		switch {
@@ -554,11 +554,11 @@ func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budg
 
 // guidance is the text block that says what a shaped body holds and how to
 // get more, or nothing.
-func (s *Shaper) guidance(res ctxfit.Result, call Call) []json.RawMessage {
+func (s *Shaper) guidance(res ctxfit.Result) []json.RawMessage {
 	if !res.Shaped {
 		return nil
 	}
-	line := Guidance(res, s.Names, call)
+	line := Guidance(res, s.Names)
 	if line == "" || !s.fit.Fits(res, s.Guard.Config().Encoding, line) {
 		return nil
 	}
@@ -694,13 +694,19 @@ func (s *Shaper) Next(ctx context.Context, subject string, args json.RawMessage,
 	return s.serve(ctx, req, rerun)
 }
 
-// Details serves the drill-down tool (see [Shaper.Next]).
+// Details serves the drill-down tool (see [Shaper.Next]): it opens only
+// the object a summary's details cursor names, for the subject it was
+// issued to.
 func (s *Shaper) Details(ctx context.Context, subject string, args json.RawMessage, rerun Rerun) json.RawMessage {
-	req, bad := s.Names.DetailsRequest(args)
+	in, bad := s.Names.DetailsInput(args)
 	if bad != nil {
 		return ErrorResult(*bad)
 	}
-	req.Subject = subject
+	req, err := s.Guard.ResumeContext(ctx, in.Cursor, subject)
+	if err != nil {
+		return ErrorResult(ErrorOf(err))
+	}
+	req.Fields = in.Fields
 	return s.serve(ctx, req, rerun)
 }
 
@@ -746,8 +752,7 @@ func (s *Shaper) serve(ctx context.Context, req ctxfit.Request, rerun Rerun) jso
 		return ErrorResult(ErrorOf(err))
 	}
 	content := []json.RawMessage{textBlock(string(res.Body))}
-	call := Call{Tool: req.Endpoint, Arguments: req.Filters, Subject: req.Subject}
-	content = append(content, s.guidance(res, call)...)
+	content = append(content, s.guidance(res)...)
 	c, _ := marshal(content)
 	// The continuation tools have no output schema: the shaped body is the
 	// text block, with no structured content to validate or to decode.

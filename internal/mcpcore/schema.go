@@ -18,14 +18,12 @@ func NextInputSchema() json.RawMessage {
 }
 
 // DetailsInputSchema returns the JSON schema of the details tool's input:
-// the required string "tool" and "fields", and the optional object
-// "arguments" (absent means {}).
+// the required strings "cursor" (a summary's details cursor) and "fields".
 func DetailsInputSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` +
-		`"tool":{"type":"string","minLength":1,"description":"The name of the tool whose result was summarized."},` +
-		`"arguments":{"type":"object","description":"The arguments of the original call, unchanged."},` +
-		`"fields":{"type":"string","minLength":1,"description":"\"all\" for the whole result, or a comma-separated list of top-level fields."}},` +
-		`"required":["tool","fields"],"additionalProperties":false}`)
+		`"cursor":{"type":"string","minLength":1,"description":"The details cursor of a summarized result, unchanged."},` +
+		`"fields":{"type":"string","minLength":1,"description":"\"all\" for the whole result, or a comma-separated list of fields (dotted paths such as guest.address.city work too)."}},` +
+		`"required":["cursor","fields"],"additionalProperties":false}`)
 }
 
 // NextInput is the decoded input of the continuation tool.
@@ -36,9 +34,8 @@ type NextInput struct {
 
 // DetailsInput is the decoded input of the details tool.
 type DetailsInput struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Fields    string          `json:"fields"`
+	Cursor string `json:"cursor"`
+	Fields string `json:"fields"`
 }
 
 // The envelopes of shaped results, as JSON schemas: a page of items or

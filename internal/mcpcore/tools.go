@@ -3,7 +3,6 @@ package mcpcore
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/ctxfit/ctxfit"
@@ -54,32 +53,19 @@ func (n Names) NextInput(args json.RawMessage) (NextInput, *Error) {
 	return in, nil
 }
 
-// DetailsRequest decodes the arguments of the details tool (see
-// [DecodeArguments]) and returns the request they make: Endpoint and Path
-// are the tool, Filters its canonical arguments ([CanonicalArguments]),
-// Fields the fields; Subject is left to the caller. Arguments that do not
-// decode, lack the tool or the fields, name one of the adapter's own tools
-// or hold arguments that are not JSON give the [ArgumentError] to report
-// instead.
-func (n Names) DetailsRequest(args json.RawMessage) (ctxfit.Request, *Error) {
+// DetailsInput decodes the arguments of the details tool (see
+// [DecodeArguments]): the details cursor of a summary and the fields to
+// drill into. Arguments that do not decode, or lack the cursor or the
+// fields, give the [ArgumentError] to report instead.
+func (n Names) DetailsInput(args json.RawMessage) (DetailsInput, *Error) {
 	var in DetailsInput
-	if err := DecodeArguments(args, &in); err != nil || in.Tool == "" || in.Fields == "" {
-		e := ArgumentError("fields", n.details()+` needs {"tool": "...", "arguments": {...}, "fields": "..."}`,
-			`"tool" the name of the summarized tool, "arguments" its arguments, "fields" "all" or a comma-separated list of fields`,
+	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" || in.Fields == "" {
+		e := ArgumentError("cursor", n.details()+` needs {"cursor": "<the summary's details cursor>", "fields": "..."}`,
+			`"cursor" the details cursor of a summarized result, "fields" "all" or a comma-separated list of fields`,
 			"Copy the call from the summary's guidance line.")
-		return ctxfit.Request{}, &e
+		return DetailsInput{}, &e
 	}
-	if n.Own(in.Tool) {
-		e := ArgumentError("tool", fmt.Sprintf("%s cannot drill into %s", n.details(), in.Tool),
-			"the name of the tool whose result was summarized", "Name the tool of the original call.")
-		return ctxfit.Request{}, &e
-	}
-	filters, err := CanonicalArguments(in.Arguments)
-	if err != nil {
-		e := ArgumentError("arguments", err.Error(), "a JSON object", "Pass the arguments of the original call.")
-		return ctxfit.Request{}, &e
-	}
-	return ctxfit.Request{Endpoint: in.Tool, Path: in.Tool, Filters: filters, Fields: in.Fields}, nil
+	return in, nil
 }
 
 // DecodeArguments decodes tool arguments into v strictly: unknown fields

@@ -84,29 +84,17 @@ func TestNextInputReturnsTheCursorAndPartOrTheErrorToReport(t *testing.T) {
 	assert.Equal(t, "part", bad.Data.Parameter)
 }
 
-func TestDetailsRequestIsTheRequestOfTheOriginalCall(t *testing.T) {
+func TestDetailsInputIsTheCursorAndTheFields(t *testing.T) {
 	names := mcpcore.Names{}.WithDefaults()
-	r, bad := names.DetailsRequest(json.RawMessage(`{"tool":"get_booking","arguments":{ "id": "BK1" },"fields":"all"}`))
+	in, bad := names.DetailsInput(json.RawMessage(`{"cursor":"abc","fields":"all"}`))
 	require.Nil(t, bad)
-	assert.Equal(t, ctxfit.Request{Endpoint: "get_booking", Path: "get_booking", Filters: json.RawMessage(`{"id":"BK1"}`), Fields: "all"}, r)
-
-	r, bad = names.DetailsRequest(json.RawMessage(`{"tool":"read_log","fields":"a,b"}`))
-	require.Nil(t, bad)
-	assert.JSONEq(t, `{}`, string(r.Filters), "absent arguments are {}")
-
-	for _, tc := range []struct{ name, in, parameter, message string }{
-		{"no tool", `{"fields":"all"}`, "fields", `ctxfit_details needs {"tool": "...", "arguments": {...}, "fields": "..."}`},
-		{"no fields", `{"tool":"get_booking"}`, "fields", `ctxfit_details needs {"tool": "...", "arguments": {...}, "fields": "..."}`},
-		{"an unknown field", `{"tool":"get_booking","fields":"all","id":"BK1"}`, "fields", `ctxfit_details needs {"tool": "...", "arguments": {...}, "fields": "..."}`},
-		{"an own tool", `{"tool":"ctxfit_next","fields":"all"}`, "tool", "ctxfit_details cannot drill into ctxfit_next"},
-	} {
-		t.Run(tc.name+" is an argument error", func(t *testing.T) {
-			_, bad := names.DetailsRequest(json.RawMessage(tc.in))
+	assert.Equal(t, mcpcore.DetailsInput{Cursor: "abc", Fields: "all"}, in)
+	for _, tc := range []string{`{"fields":"all"}`, `{"cursor":"abc"}`, `{"tool":"get_booking","arguments":{},"fields":"all"}`, `{"cursor":"abc","fields":"all","x":1}`} {
+		t.Run(tc, func(t *testing.T) {
+			_, bad := names.DetailsInput(json.RawMessage(tc))
 			require.NotNil(t, bad)
-			assert.Equal(t, "parameter_invalid", bad.Code)
-			assert.Equal(t, tc.parameter, bad.Data.Parameter)
-			assert.Equal(t, tc.message, bad.Message)
-			assert.Equal(t, 400, bad.Data.Status)
+			assert.Equal(t, "cursor", bad.Data.Parameter)
+			assert.Contains(t, bad.Message, `ctxfit_details needs {"cursor"`)
 		})
 	}
 }

@@ -21,9 +21,9 @@ func MalformedCalls() []MalformedCall {
 		{"a missing cursor", mcpcore.DefaultNextTool, map[string]any{}},
 		{"a cursor that is not a string", mcpcore.DefaultNextTool, map[string]any{"cursor": 5}},
 		{"an unknown argument", mcpcore.DefaultNextTool, map[string]any{"cursor": "x", "limit": 5}},
-		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking"}},
-		{"details of ctxfit_next", mcpcore.DefaultDetailsTool, map[string]any{"tool": mcpcore.DefaultNextTool, "fields": "all"}},
-		{"details without a tool", mcpcore.DefaultDetailsTool, map[string]any{"fields": "all"}},
+		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"cursor": "x"}},
+		{"details with the arguments of old", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "fields": "all"}},
+		{"details without a cursor", mcpcore.DefaultDetailsTool, map[string]any{"fields": "all"}},
 	}
 }
 
@@ -40,7 +40,7 @@ func WantMalformed(c MalformedCall) mcpcore.Error {
 	if c.Tool == names.Next {
 		_, bad = names.NextInput(args)
 	} else {
-		_, bad = names.DetailsRequest(args)
+		_, bad = names.DetailsInput(args)
 	}
 	if bad == nil {
 		panic("mcptest: " + c.Name + " is not malformed")

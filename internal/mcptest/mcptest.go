@@ -118,6 +118,13 @@ func Follow(t testing.TB, cs *mcp.ClientSession, tool string, args any, hardCap 
 	}
 }
 
+// DetailsCursor returns a summary's details cursor from its _meta, "" if
+// none.
+func DetailsCursor(res *mcp.CallToolResult) string {
+	c, _ := res.Meta[mcpcore.MetaDetailsCursor].(string)
+	return c
+}
+
 // NextCursor returns the cursor in a result's _meta, "" if none.
 func NextCursor(res *mcp.CallToolResult) string {
 	next, _ := res.Meta[mcpcore.MetaNextCursor].(string)

@@ -27,6 +27,7 @@ var Shapes = []struct {
 	Make func(r *rand.Rand, n int) Response
 }{
 	{"list of records", listOfRecords},
+	{"verbose record", verboseRecord},
 	{"memory graph (two large arrays)", memoryGraph},
 	{"several arrays", severalArrays},
 	{"large string beside small fields", bigStringBeside},
@@ -202,6 +203,58 @@ func (x *w) json() Response {
 func listOfRecords(r *rand.Rand, n int) Response {
 	x := newW(r)
 	x.records(n, 0)
+	return x.json()
+}
+
+// verboseRecord is one record of 8 to 64 fields, as a booking, an issue
+// or a profile: scalars, nested objects, lists of small objects and long
+// strings, none of them the bulk.
+func verboseRecord(r *rand.Rand, n int) Response {
+	x := newW(r)
+	fields := 8 + r.IntN(57)
+	share := max(n/fields, 40)
+	x.open('{')
+	for i := range fields {
+		x.sep(i)
+		x.key(fmt.Sprintf("%s_%d", words[r.IntN(len(words))], i))
+		switch r.IntN(5) {
+		case 0: // a nested object of fields, one of them an object again
+			x.open('{')
+			for j := range 2 + r.IntN(8) {
+				x.sep(j)
+				x.key(fmt.Sprintf("f%d", j))
+				if j == 1 {
+					x.open('{')
+					x.sep(0)
+					x.key("inner")
+					x.text(share / 8)
+					x.close('}')
+					continue
+				}
+				x.text(share / 10)
+			}
+			x.close('}')
+		case 1: // a list of small objects
+			x.open('[')
+			for j, start := 0, x.b.Len(); x.b.Len()-start < share || j == 0; j++ {
+				x.sep(j)
+				x.open('{')
+				x.sep(0)
+				x.key("code")
+				x.str(fmt.Sprintf("C%03d", j))
+				x.sep(1)
+				x.key("label")
+				x.text(10 + r.IntN(60))
+				x.close('}')
+			}
+			x.close(']')
+		case 2: // a long string
+			x.text(share)
+		default:
+			x.scalar()
+		}
+	}
+	x.close('}')
 	return x.json()
 }
 
