@@ -173,12 +173,16 @@ func (e *Encoding) backtracker() *backtracker {
 // more than idBits bits, a token longer than 255 bytes or a reachable token
 // whose own merges do not come in non-decreasing rank order.
 func buildBacktracker(e *Encoding) *backtracker {
-	nt := len(e.tokens)
+	nt := len(e.off) - 1
 	if nt > 1<<idBits-1 || e.maxLen > 255 {
 		return nil
 	}
+	tokens := make([]string, nt)
+	for r := range tokens {
+		tokens[r] = e.token(uint32(r))
+	}
 	bt := &backtracker{
-		tokens:  e.tokens,
+		tokens:  tokens,
 		byteTok: e.byByte,
 		tokLen:  make([]uint8, nt),
 		split:   make([]split, nt),
@@ -186,7 +190,7 @@ func buildBacktracker(e *Encoding) *backtracker {
 		maxLen:  e.maxLen,
 	}
 	multi := 0
-	for _, tok := range e.tokens {
+	for _, tok := range tokens {
 		if len(tok) > 1 {
 			multi++
 		}
@@ -220,12 +224,12 @@ func buildBacktracker(e *Encoding) *backtracker {
 	ranks := make([]uint32, e.maxLen)
 	starts := make([]int32, e.maxLen+1)
 	for _, id := range e.byByte {
-		if len(e.tokens[id]) != 1 {
+		if len(tokens[id]) != 1 {
 			return nil // the search assumes every byte is a token
 		}
 	}
 	ids := make([]uint32, 0, nt)
-	for id, tok := range e.tokens {
+	for id, tok := range tokens {
 		bt.split[id], bt.shorter[id] = split{noRank, noRank}, noRank
 		switch {
 		case tok == "":

@@ -60,7 +60,7 @@ func TestCanonicalSplitsMatchOwnMerge(t *testing.T) {
 			e, bt := loadBacktracker(t, name)
 			starts := make([]int32, e.maxLen+1)
 			ranks := make([]uint32, e.maxLen)
-			for id, tok := range e.tokens {
+			for id, tok := range bt.tokens {
 				if len(tok) < 2 {
 					continue
 				}
@@ -299,17 +299,16 @@ func FuzzBacktrackMatchesMerge(f *testing.F) {
 // synthetic returns an encoding with all 256 bytes at ranks 0 to 255 and then
 // tokens, in rank order.
 func synthetic(tokens []string) *Encoding {
-	e := &Encoding{name: "synthetic", ranks: map[string]uint32{}}
+	var lens, blob []byte
 	for b := range 256 {
-		e.tokens = append(e.tokens, string([]byte{byte(b)}))
+		lens, blob = append(lens, 1), append(blob, byte(b))
 	}
-	e.tokens = append(e.tokens, tokens...)
-	for r, tok := range e.tokens {
-		e.ranks[tok] = uint32(r)
-		e.maxLen = max(e.maxLen, len(tok))
-		if len(tok) == 1 {
-			e.byByte[tok[0]] = uint32(r)
-		}
+	for _, tok := range tokens {
+		lens, blob = append(lens, byte(len(tok))), append(blob, tok...)
+	}
+	e, err := newEncoding("synthetic", string(lens), string(blob), nil)
+	if err != nil {
+		panic(err)
 	}
 	return e
 }

@@ -83,10 +83,8 @@ func (e *Encoding) countPiece(p string) int {
 	if len(p) == 1 {
 		return 1
 	}
-	if len(p) <= e.maxLen {
-		if _, ok := e.ranks[p]; ok {
-			return 1
-		}
+	if e.rank(p) != noRank {
+		return 1
 	}
 	if len(p) <= shortPiece {
 		var starts [shortPiece + 1]int32
@@ -137,8 +135,8 @@ func (e *Encoding) Encode(text string) []int {
 func (e *Encoding) Decode(tokens []int) string {
 	var b []byte
 	for _, t := range tokens {
-		if t >= 0 && t < len(e.tokens) {
-			b = append(b, e.tokens[t]...)
+		if t >= 0 && t < len(e.off)-1 {
+			b = append(b, e.token(uint32(t))...)
 		}
 	}
 	return string(b)

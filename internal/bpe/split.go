@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -16,14 +17,40 @@ const (
 )
 
 // bmp holds the class bits of every rune below 0x10000; classOf computes the
-// rest. Built once at package init (64 KiB).
-var bmp = func() *[0x10000]uint8 {
-	var t [0x10000]uint8
-	for r := rune(0); r < 0x10000; r++ {
-		t[r] = computeClass(r)
-	}
-	return &t
-}()
+// rest. loadClasses fills it (64 KiB) on the first Load, from the same
+// Unicode tables as computeClass.
+var (
+	bmp         [0x10000]uint8
+	classesOnce sync.Once
+)
+
+// loadClasses fills bmp once. It walks the ranges of the tables that
+// computeClass asks, which is thousands of times faster than asking for
+// each rune.
+func loadClasses() {
+	classesOnce.Do(func() {
+		for _, c := range []struct {
+			bit    uint8
+			tables []*unicode.RangeTable
+		}{
+			{cL, []*unicode.RangeTable{unicode.L}},
+			{cN, []*unicode.RangeTable{unicode.N}},
+			{cS, []*unicode.RangeTable{unicode.White_Space}},
+			{cUp, []*unicode.RangeTable{unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M}},
+			{cLo, []*unicode.RangeTable{unicode.Ll, unicode.Lm, unicode.Lo, unicode.M}},
+		} {
+			for _, t := range c.tables {
+				for _, r := range t.R16 {
+					for x := int(r.Lo); x <= int(r.Hi); x += int(r.Stride) {
+						bmp[x] |= c.bit
+					}
+				}
+			}
+		}
+		bmp['\r'] |= cCRLF
+		bmp['\n'] |= cCRLF
+	})
+}
 
 func computeClass(r rune) uint8 {
 	var c uint8
