@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -12,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// goTool returns the go command of the toolchain running the test, or skips
-// the test without one.
+// goTool returns the go command, or skips the test without one or in short
+// mode.
 func goTool(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds with the go command")
 	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
 		t.Skipf("no go command: %v", err)
 	}
 	return gobin
