@@ -306,7 +306,7 @@ func synthetic(tokens []string) *Encoding {
 	for _, tok := range tokens {
 		lens, blob = append(lens, byte(len(tok))), append(blob, tok...)
 	}
-	e, err := newEncoding("synthetic", string(lens), string(blob), nil)
+	e, err := newEncoding("synthetic", string(lens), string(blob))
 	if err != nil {
 		panic(err)
 	}

@@ -47,32 +47,40 @@ type Encoding struct {
 	table  []bucket // the rank of each token, by hash; see find
 	shift  uint     // 64 - log2(len(table))
 	byByte [256]uint32
-	maxLen int // longest token in bytes
-	split  splitFunc
+	maxLen int  // longest token in bytes
+	o200k  bool // which split pattern: o200k_base's or cl100k_base's
 
 	btOnce sync.Once
 	bt     *backtracker // long-piece tables, built on first use; see backtrack.go
 }
 
-// splitFunc returns the end of the pre-tokeniser piece that starts at s[i:].
-// s is valid UTF-8 and i < len(s).
-type splitFunc func(s string, i int) int
+// split returns the end of the pre-tokeniser piece that starts at s[i:]:
+// by the ASCII path where it decides, else by the whole pattern. s is valid
+// UTF-8 and i < len(s).
+func (e *Encoding) split(s string, i int) int {
+	if j := asciiSplit(s, i, e.o200k); j > i {
+		return j
+	}
+	if e.o200k {
+		return splitO200K(s, i)
+	}
+	return splitCL100K(s, i)
+}
 
 // Name returns the encoding's name, e.g. "o200k_base".
 func (e *Encoding) Name() string { return e.name }
 
 // lazy is one encoding, read from its token file on first use.
 type lazy struct {
-	once  sync.Once
-	file  *string
-	split splitFunc
-	enc   *Encoding
-	err   error
+	once sync.Once
+	file *string
+	enc  *Encoding
+	err  error
 }
 
 var (
-	o200k  = lazy{file: &o200kTokens, split: splitO200K}
-	cl100k = lazy{file: &cl100kTokens, split: splitCL100K}
+	o200k  = lazy{file: &o200kTokens}
+	cl100k = lazy{file: &cl100kTokens}
 )
 
 // Load returns the process-wide Encoding called name, reading its ranks from
@@ -92,7 +100,7 @@ func Load(name string) (*Encoding, error) {
 		loadClasses()
 		lens, blob, err := readTokens(*l.file)
 		if err == nil {
-			l.enc, err = newEncoding(name, lens, blob, l.split)
+			l.enc, err = newEncoding(name, lens, blob)
 		}
 		if err != nil {
 			l.err = fmt.Errorf("bpe: %s: %w", name, err)
@@ -118,11 +126,11 @@ func readTokens(file string) (lens, blob string, err error) {
 // (0: the rank has none) and the tokens' bytes in rank order. Every byte must
 // be a token, and no token may have two ranks (gen writes the token files from
 // a map of tokens to ranks; tests check every rank's look-up).
-func newEncoding(name, lens, blob string, split splitFunc) (*Encoding, error) {
+func newEncoding(name, lens, blob string) (*Encoding, error) {
 	if len(lens) >= 1<<24 {
 		return nil, fmt.Errorf("%d ranks, at most %d supported", len(lens), 1<<24-1)
 	}
-	e := &Encoding{name: name, blob: blob, split: split, off: make([]uint32, len(lens)+1)}
+	e := &Encoding{name: name, o200k: name == O200KBase, blob: blob, off: make([]uint32, len(lens)+1)}
 	total, tokens, bytes := 0, 0, 0
 	var byteSeen [256]bool
 	for r := 0; r < len(lens); r++ {
@@ -199,8 +207,10 @@ func key(s string) (head, hash uint64) {
 		head = uint64(s[0])
 		hash = head
 	}
-	return head, (hash ^ uint64(n)<<57) * 0x9E3779B97F4A7C15
+	return head, (hash ^ uint64(n)<<57) * hashMul
 }
+
+const hashMul = 0x9E3779B97F4A7C15
 
 func le64(s string) uint64 {
 	_ = s[7]
@@ -224,6 +234,12 @@ func (e *Encoding) rank(s string) uint32 {
 		return noRank
 	}
 	head, hash := key(s)
+	return e.find(s, head, hash)
+}
+
+// find returns the rank of s, not empty, which has the given head and hash
+// (see key), or noRank.
+func (e *Encoding) find(s string, head, hash uint64) uint32 {
 	mask := len(e.table) - 1
 	for b := int(hash >> e.shift); ; b = (b + 1) & mask {
 		for _, sl := range &e.table[b] {

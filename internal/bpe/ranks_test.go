@@ -98,7 +98,7 @@ func TestNewEncodingRefusesInconsistentTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newEncoding("test", tt.lens, tt.blob, nil)
+			_, err := newEncoding("test", tt.lens, tt.blob)
 			assert.EqualError(t, err, tt.want)
 		})
 	}
@@ -127,7 +127,7 @@ func BenchmarkNewEncoding(b *testing.B) {
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := newEncoding(l.name, lens, blob, nil); err != nil {
+				if _, err := newEncoding(l.name, lens, blob); err != nil {
 					b.Fatal(err)
 				}
 			}
