@@ -69,8 +69,7 @@ func (e *Encoding) count(text string, limit int, cache *pieceCache) int {
 		case n == 1:
 			total++
 		case cache != nil && n <= 8 && i+8 <= len(text):
-			head := le64(text[i:]) & (^uint64(0) >> (64 - 8*n))
-			hash := (head ^ uint64(n)<<57) * hashMul // as key's
+			head, hash := shortKey(le64(text[i:]), n)
 			c := &cache.short[hash>>(64-pieceCacheBits)]
 			if c.head != head || c.n != uint32(n) {
 				c.head, c.n, c.count = head, uint32(n), 1

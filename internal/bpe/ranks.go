@@ -190,27 +190,32 @@ type slot struct {
 // endian number, and a hash of all of s. It reads no byte outside s.
 func key(s string) (head, hash uint64) {
 	n := len(s)
+	var x uint64
 	switch {
-	case n >= 8:
+	case n > 8:
 		head = le64(s)
-		hash = head
-		if n > 8 {
-			hash ^= bits.RotateLeft64(le64(s[n-8:])*0xC2B2AE3D27D4EB4F, 31)
-		}
+		tail := bits.RotateLeft64(le64(s[n-8:])*0xC2B2AE3D27D4EB4F, 31)
+		return head, (head ^ tail ^ uint64(n)<<57) * hashMul
+	case n == 8:
+		x = le64(s)
 	case n >= 4:
-		head = uint64(le32(s)) | uint64(le32(s[n-4:]))<<(8*(n-4))
-		hash = head
+		x = uint64(le32(s)) | uint64(le32(s[n-4:]))<<(8*(n-4))
 	case n >= 2:
-		head = uint64(le16(s)) | uint64(le16(s[n-2:]))<<(8*(n-2))
-		hash = head
+		x = uint64(le16(s)) | uint64(le16(s[n-2:]))<<(8*(n-2))
 	default:
-		head = uint64(s[0])
-		hash = head
+		x = uint64(s[0])
 	}
-	return head, (hash ^ uint64(n)<<57) * hashMul
+	return shortKey(x, n)
 }
 
 const hashMul = 0x9E3779B97F4A7C15
+
+// shortKey is key of a string of n bytes, 1 to 8, that are the low n bytes
+// of x.
+func shortKey(x uint64, n int) (head, hash uint64) {
+	head = x & (^uint64(0) >> (64 - 8*n))
+	return head, (head ^ uint64(n)<<57) * hashMul
+}
 
 func le64(s string) uint64 {
 	_ = s[7]
