@@ -375,11 +375,13 @@ func asciiWord(s string, i, p int, o200k bool) int {
 	} else {
 		j = asciiRun(s, j, 'a', 'z', fold)
 	}
-	switch {
-	case j < len(s) && s[j] >= utf8.RuneSelf:
-		return i
-	case o200k:
-		return contraction(s, j)
+	if j < len(s) {
+		switch {
+		case s[j] >= utf8.RuneSelf:
+			return i
+		case o200k && s[j] == '\'':
+			return contraction(s, j)
+		}
 	}
 	return j
 }
