@@ -30,9 +30,11 @@ func (e *Encoding) CountUpTo(text string, limit int) int {
 // pieceCache holds the counts of pieces seen before in one text. Texts
 // repeat their pieces (JSON keys, indentation, common words), and the rank
 // table is too large for the CPU's nearest caches: this one, on the stack of
-// the call, answers most pieces. Pieces of up to 8 bytes are keyed by their
-// bytes as a number; longer ones by content. Both are direct-mapped: a
-// collision only costs a miss.
+// the call, answers most pieces. short holds pieces of up to 8 bytes, keyed
+// by their bytes as a number; long holds longer pieces and the merges of
+// short ones, keyed by content, so that a merge, which costs tens of
+// look-ups, is evicted by merges only. Both are direct-mapped: a collision
+// only costs a miss.
 type pieceCache struct {
 	short [pieceCacheSize]struct {
 		head     uint64
@@ -47,7 +49,7 @@ type pieceCache struct {
 const (
 	pieceCacheBits = 10
 	pieceCacheSize = 1 << pieceCacheBits
-	longCacheBits  = 8
+	longCacheBits  = 9
 	longCacheSize  = 1 << longCacheBits
 	// cachedCountBytes is the text length from which the piece cache pays
 	// for clearing it.
@@ -74,7 +76,11 @@ func (e *Encoding) count(text string, limit int, cache *pieceCache) int {
 			if c.head != head || c.n != uint32(n) {
 				c.head, c.n, c.count = head, uint32(n), 1
 				if e.find(text[i:j], head, hash) == noRank {
-					c.count = uint32(e.merge(text[i:j]))
+					m := &cache.long[hash>>(64-longCacheBits)]
+					if m.piece != text[i:j] {
+						m.piece, m.count = text[i:j], e.merge(text[i:j])
+					}
+					c.count = uint32(m.count)
 				}
 			}
 			total += int(c.count)
