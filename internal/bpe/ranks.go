@@ -296,18 +296,22 @@ func (e *Encoding) fill(n int) {
 		head, _ := key(tok)
 		slots[at] = slot{head, uint64(e.off[r])<<32 | uint64(r)<<8 | uint64(len(tok))}
 	}
-	next, from := 0, 0 // next: the first slot that may be free
+	// next is the first slot of the sweep that may be free; front, the
+	// first at the front that may be free once the sweep reached the end.
+	next, front, from := 0, 0, 0
 	for b := range e.table {
 		for _, r := range order[from:end[b]] {
-			at := max(next, b*bucketSlots)
-			if at == len(slots) {
-				// Past the end: wrap around. The slots before at are all
-				// taken, so a lookup from b gets here.
-				for at = 0; slots[at].meta != 0; at++ {
-				}
+			if at := max(next, b*bucketSlots); at < len(slots) {
+				put(at, r)
+				next = at + 1
+				continue
 			}
-			put(at, r)
-			next = at + 1
+			// Every slot from b's on is taken: a lookup from b wraps
+			// around, and finds the front taken up to here.
+			for slots[front].meta != 0 {
+				front++
+			}
+			put(front, r)
 		}
 		from = int(end[b])
 	}

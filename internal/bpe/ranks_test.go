@@ -142,3 +142,29 @@ func BenchmarkNewEncoding(b *testing.B) {
 		})
 	}
 }
+
+// TestFillWrapsAroundTheTable fills a table of two buckets with six tokens
+// whose hash picks the last bucket and one that picks the first: two of the
+// six must wrap around to the front, and every token must still be found.
+func TestFillWrapsAroundTheTable(t *testing.T) {
+	var first, last []string
+	for c := 0; len(first) < 1 || len(last) < 6; c++ {
+		tok := string([]byte{'a' + byte(c/26), 'a' + byte(c%26)})
+		if _, hash := key(tok); hash>>63 == 1 && len(last) < 6 {
+			last = append(last, tok)
+		} else if hash>>63 == 0 && len(first) < 1 {
+			first = append(first, tok)
+		}
+	}
+	toks := append(last, first...)
+	e := &Encoding{blob: strings.Join(toks, ""), maxLen: 2, table: make([]bucket, 2), shift: 63}
+	for r := range toks {
+		e.off = append(e.off, uint32(2*r))
+	}
+	e.off = append(e.off, uint32(len(e.blob)))
+	e.fill(len(toks))
+	for r, tok := range toks {
+		assert.Equal(t, uint32(r), e.rank(tok), "%q", tok)
+	}
+	assert.Equal(t, uint32(noRank), e.rank("zz"))
+}
