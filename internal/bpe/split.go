@@ -29,9 +29,9 @@ var (
 	classesOnce sync.Once
 )
 
-// loadClasses fills bmp and byteClass once. It walks the ranges of the tables that
-// computeClass asks, which is thousands of times faster than asking for
-// each rune.
+// loadClasses fills bmp and byteClass once. It walks the ranges of the
+// tables that computeClass asks, which is thousands of times faster than
+// asking them about each rune.
 func loadClasses() {
 	classesOnce.Do(func() {
 		for _, c := range []struct {
