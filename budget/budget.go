@@ -14,11 +14,8 @@
 package budget
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/go-playground/validator/v10"
 )
 
 // Default limits, as in the context-window-protection data model.
@@ -72,10 +69,10 @@ func Exceeds(c Counter, text string, limit int) bool {
 type Budget struct {
 	// Threshold is the token count above which a response is shaped
 	// (paginated, summarized or chunked). Must be > 0.
-	Threshold int `json:"threshold" validate:"gt=0"`
+	Threshold int `json:"threshold"`
 	// HardCap is the token count that no shaped response may exceed.
 	// Must be >= Threshold.
-	HardCap int `json:"hardCap" validate:"gtefield=Threshold"`
+	HardCap int `json:"hardCap"`
 }
 
 // Default returns the default budget: threshold 4,000, hard cap 12,000.
@@ -83,29 +80,19 @@ func Default() Budget {
 	return Budget{Threshold: DefaultThreshold, HardCap: DefaultHardCap}
 }
 
-var validate = validator.New(validator.WithRequiredStructEnabled())
-
 // Validate reports whether b is usable. The error names the field and the
-// rule it breaks, for example "budget: hardCap 100 must be >= threshold 4000".
+// rule it breaks, for example "budget: hardCap 100 must be >= threshold 4000";
+// when both fields break their rules, it names both.
 func (b Budget) Validate() error {
-	err := validate.Struct(b)
-	if err == nil {
+	var msgs []string
+	if b.Threshold <= 0 {
+		msgs = append(msgs, fmt.Sprintf("threshold %d must be > 0", b.Threshold))
+	}
+	if b.HardCap < b.Threshold {
+		msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= threshold %d", b.HardCap, b.Threshold))
+	}
+	if msgs == nil {
 		return nil
-	}
-	var verrs validator.ValidationErrors
-	if !errors.As(err, &verrs) {
-		return fmt.Errorf("budget: %w", err)
-	}
-	msgs := make([]string, 0, len(verrs))
-	for _, fe := range verrs {
-		switch fe.Field() {
-		case "Threshold":
-			msgs = append(msgs, fmt.Sprintf("threshold %d must be > 0", b.Threshold))
-		case "HardCap":
-			msgs = append(msgs, fmt.Sprintf("hardCap %d must be >= threshold %d", b.HardCap, b.Threshold))
-		default:
-			msgs = append(msgs, fmt.Sprintf("%s fails rule %q", fe.Field(), fe.Tag()))
-		}
 	}
 	return fmt.Errorf("budget: %s", strings.Join(msgs, "; "))
 }

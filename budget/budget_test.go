@@ -25,6 +25,7 @@ func TestBudgetValidate(t *testing.T) {
 		{"a negative threshold is refused", budget.Budget{Threshold: -5, HardCap: 10}, "threshold -5 must be > 0"},
 		{"a hard cap below the threshold is refused", budget.Budget{Threshold: 4000, HardCap: 100}, "budget: hardCap 100 must be >= threshold 4000"},
 		{"the zero budget is refused", budget.Budget{}, "threshold 0 must be > 0"},
+		{"both rules broken are both named", budget.Budget{Threshold: 0, HardCap: -1}, "budget: threshold 0 must be > 0; hardCap -1 must be >= threshold 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

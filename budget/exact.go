@@ -25,9 +25,9 @@ type ExactCounter struct {
 
 // Exact returns the process-wide exact counter for encoding: "o200k_base"
 // (also chosen by "") or "cl100k_base". The BPE ranks are loaded once per
-// process from files embedded in the binary (no network access); the first
-// call for an encoding takes some tens of milliseconds, later calls return
-// the same counter at once.
+// process from data embedded in the binary (no network access); the first
+// call for an encoding takes a few milliseconds, later calls return the same
+// counter at once. Nothing is loaded before the first call.
 //
 // Its counts equal github.com/pkoukk/tiktoken-go's for every input; it is
 // tens of times faster, allocates nothing and is linear on adversarial input.

@@ -93,8 +93,9 @@ import (
 // for cl100k_base 6 MiB. The canonical splits come from merging each token's
 // bytes, in rank order, with the split table built so far; with sorting the
 // tokens for the trie, a build takes about 80 ms for o200k_base and 35 ms for
-// cl100k_base (loading the ranks takes about 30 ms), and allocates 15 MiB
-// more that it drops (BenchmarkBuildBacktracker).
+// cl100k_base (loading the encoding takes a few), and allocates 15 MiB
+// more that it drops (BenchmarkBuildBacktracker). The tokens' bytes are the
+// Encoding's.
 
 // idBits is the width of a token id in the split table and the answer caches.
 const idBits = 21
@@ -104,8 +105,9 @@ const idBits = 21
 // concurrent use.
 type backtracker struct {
 	// Indexed by token id (rank).
-	tokens  []string // bytes ("" for unused ranks)
-	tokLen  []uint8  // length in bytes; 0 for unreachable tokens and gaps
+	blob    string // the Encoding's: token u is blob[off[u]:off[u+1]]
+	off     []uint32
+	tokLen  []uint8 // length in bytes; 0 for unreachable tokens and gaps
 	split   []split
 	shorter []uint32 // longest reachable proper prefix; noRank for bytes
 
@@ -169,16 +171,20 @@ func (e *Encoding) backtracker() *backtracker {
 	return e.bt
 }
 
+// token returns the bytes of token u.
+func (bt *backtracker) token(u uint32) string { return bt.blob[bt.off[u]:bt.off[u+1]] }
+
 // buildBacktracker builds e's tables, or returns nil if e has a token id of
 // more than idBits bits, a token longer than 255 bytes or a reachable token
 // whose own merges do not come in non-decreasing rank order.
 func buildBacktracker(e *Encoding) *backtracker {
-	nt := len(e.tokens)
+	nt := len(e.off) - 1
 	if nt > 1<<idBits-1 || e.maxLen > 255 {
 		return nil
 	}
 	bt := &backtracker{
-		tokens:  e.tokens,
+		blob:    e.blob,
+		off:     e.off,
 		byteTok: e.byByte,
 		tokLen:  make([]uint8, nt),
 		split:   make([]split, nt),
@@ -186,8 +192,8 @@ func buildBacktracker(e *Encoding) *backtracker {
 		maxLen:  e.maxLen,
 	}
 	multi := 0
-	for _, tok := range e.tokens {
-		if len(tok) > 1 {
+	for id := range nt {
+		if len(bt.token(uint32(id))) > 1 {
 			multi++
 		}
 	}
@@ -220,12 +226,13 @@ func buildBacktracker(e *Encoding) *backtracker {
 	ranks := make([]uint32, e.maxLen)
 	starts := make([]int32, e.maxLen+1)
 	for _, id := range e.byByte {
-		if len(e.tokens[id]) != 1 {
+		if len(bt.token(id)) != 1 {
 			return nil // the search assumes every byte is a token
 		}
 	}
 	ids := make([]uint32, 0, nt)
-	for id, tok := range e.tokens {
+	for id := range nt {
+		tok := bt.token(uint32(id))
 		bt.split[id], bt.shorter[id] = split{noRank, noRank}, noRank
 		switch {
 		case tok == "":
@@ -344,7 +351,7 @@ func (e *Encoding) ownMerge(tok string, starts []int32, ranks []uint32) (whole b
 // buildTrie builds the trie of the reachable tokens ids breadth first from
 // the tokens sorted by bytes, and sets each token's next-shorter prefix.
 func (bt *backtracker) buildTrie(ids []uint32) {
-	tok := bt.tokens
+	tok := bt.token
 	// Sort by the first 8 bytes, then by the whole token.
 	type keyed struct {
 		key uint64
@@ -353,7 +360,7 @@ func (bt *backtracker) buildTrie(ids []uint32) {
 	sorted := make([]keyed, len(ids))
 	for i, id := range ids {
 		var b [8]byte
-		copy(b[:], tok[id])
+		copy(b[:], tok(id))
 		sorted[i] = keyed{binary.BigEndian.Uint64(b[:]), id}
 	}
 	// A radix sort on the keys, one byte a pass from the last, then a
@@ -383,7 +390,7 @@ func (bt *backtracker) buildTrie(ids []uint32) {
 			j++
 		}
 		if j-i > 1 {
-			slices.SortFunc(sorted[i:j], func(a, b keyed) int { return strings.Compare(tok[a.id], tok[b.id]) })
+			slices.SortFunc(sorted[i:j], func(a, b keyed) int { return strings.Compare(tok(a.id), tok(b.id)) })
 		}
 		i = j
 	}
@@ -393,13 +400,13 @@ func (bt *backtracker) buildTrie(ids []uint32) {
 	off := make([]int32, len(ids)+1)
 	total := 0
 	for _, k := range sorted {
-		total += len(tok[k.id])
+		total += len(tok(k.id))
 	}
 	flat := make([]byte, 0, total)
 	nodes := 1
 	prev := ""
 	for i, k := range sorted {
-		s := tok[k.id]
+		s := tok(k.id)
 		ids[i] = k.id
 		p := 0
 		for p < len(s) && p < len(prev) && s[p] == prev[p] {
@@ -771,7 +778,7 @@ func (bt *backtracker) search(piece string, sc *btScratch, work int) bool {
 		if tok == noRank {
 			if g := sc.succ[last&255]; last != noRank && g>>32 == uint64(last) {
 				u := uint32(g)
-				if l := int(bt.tokLen[u]); l <= n-pos && piece[pos:pos+l] == bt.tokens[u] {
+				if l := int(bt.tokLen[u]); l <= n-pos && piece[pos:pos+l] == bt.token(u) {
 					tok = u | guessed
 				}
 			}

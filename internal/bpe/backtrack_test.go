@@ -60,7 +60,8 @@ func TestCanonicalSplitsMatchOwnMerge(t *testing.T) {
 			e, bt := loadBacktracker(t, name)
 			starts := make([]int32, e.maxLen+1)
 			ranks := make([]uint32, e.maxLen)
-			for id, tok := range e.tokens {
+			for id := range len(bt.off) - 1 {
+				tok := bt.token(uint32(id))
 				if len(tok) < 2 {
 					continue
 				}
@@ -82,7 +83,7 @@ func firstByteIndex(bt *backtracker) [256][]uint32 {
 	var idx [256][]uint32
 	for id, n := range bt.tokLen {
 		if n > 0 {
-			idx[bt.tokens[id][0]] = append(idx[bt.tokens[id][0]], uint32(id))
+			idx[bt.token(uint32(id))[0]] = append(idx[bt.token(uint32(id))[0]], uint32(id))
 		}
 	}
 	return idx
@@ -94,8 +95,8 @@ func TestValidPairMatchesMerge(t *testing.T) {
 			e, bt := loadBacktracker(t, name)
 			check := func(a, b uint32) {
 				got := bt.validPair(a, b)
-				want := slices.Equal(mergeTokens(t, e, bt.tokens[a]+bt.tokens[b]), []uint32{a, b})
-				require.Equal(t, want, got, "pair %q + %q", bt.tokens[a], bt.tokens[b])
+				want := slices.Equal(mergeTokens(t, e, bt.token(a)+bt.token(b)), []uint32{a, b})
+				require.Equal(t, want, got, "pair %q + %q", bt.token(a), bt.token(b))
 				require.Equal(t, want, bt.valid(a, b))
 			}
 			// Every pair of tokens made of one repeated byte: the densest
@@ -130,7 +131,7 @@ func TestValidPairMatchesMerge(t *testing.T) {
 				a := all[r.IntN(len(all))]
 				b := all[r.IntN(len(all))]
 				check(a, b)
-				next := idx[bt.tokens[a][len(bt.tokens[a])-1]]
+				next := idx[bt.token(a)[len(bt.token(a))-1]]
 				check(a, next[r.IntN(len(next))])
 			}
 		})
@@ -152,14 +153,14 @@ func pieceMakers(bt *backtracker) map[string]func(r *rand.Rand, n int) string {
 	}
 	var letterTokens []string
 	for id, n := range bt.tokLen {
-		if n > 1 && strings.Trim(bt.tokens[id], "abcdefghijklmnopqrstuvwxyz") == "" {
-			letterTokens = append(letterTokens, bt.tokens[id])
+		if n > 1 && strings.Trim(bt.token(uint32(id)), "abcdefghijklmnopqrstuvwxyz") == "" {
+			letterTokens = append(letterTokens, bt.token(uint32(id)))
 		}
 	}
 	var anyTokens []string
 	for id, n := range bt.tokLen {
 		if n > 0 {
-			anyTokens = append(anyTokens, bt.tokens[id])
+			anyTokens = append(anyTokens, bt.token(uint32(id)))
 		}
 	}
 	words := strings.Fields(`the of and to in is that for it as with was on be at by this had not are but
@@ -299,17 +300,16 @@ func FuzzBacktrackMatchesMerge(f *testing.F) {
 // synthetic returns an encoding with all 256 bytes at ranks 0 to 255 and then
 // tokens, in rank order.
 func synthetic(tokens []string) *Encoding {
-	e := &Encoding{name: "synthetic", ranks: map[string]uint32{}}
+	var lens, blob []byte
 	for b := range 256 {
-		e.tokens = append(e.tokens, string([]byte{byte(b)}))
+		lens, blob = append(lens, 1), append(blob, byte(b))
 	}
-	e.tokens = append(e.tokens, tokens...)
-	for r, tok := range e.tokens {
-		e.ranks[tok] = uint32(r)
-		e.maxLen = max(e.maxLen, len(tok))
-		if len(tok) == 1 {
-			e.byByte[tok[0]] = uint32(r)
-		}
+	for _, tok := range tokens {
+		lens, blob = append(lens, byte(len(tok))), append(blob, tok...)
+	}
+	e, err := newEncoding("synthetic", string(lens), string(blob))
+	if err != nil {
+		panic(err)
 	}
 	return e
 }
@@ -422,8 +422,8 @@ func BenchmarkBuildBacktracker(b *testing.B) {
 	}
 }
 
-// size returns the bytes that bt holds, not counting the token strings,
-// which it shares with the Encoding.
+// size returns the bytes that bt holds, not counting the tokens' bytes and
+// offsets, which it shares with the Encoding.
 func (bt *backtracker) size() int {
 	n := int(unsafe.Sizeof(*bt))
 	n += len(bt.tokLen) + len(bt.split)*8 + len(bt.shorter)*4

@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"math"
 	"unicode/utf8"
 )
 
@@ -16,46 +17,91 @@ func (e *Encoding) CountUpTo(text string, limit int) int {
 	if !utf8.ValidString(text) {
 		text = sanitize(text)
 	}
-	if len(text) < cachedCountBytes {
-		total := 0
-		for i := 0; i < len(text); {
-			j := e.split(text, i)
-			total += e.countPiece(text[i:j])
-			if limit >= 0 && total > limit {
-				return total
-			}
-			i = j
-		}
-		return total
+	if limit < 0 {
+		limit = math.MaxInt
 	}
-	// Responses repeat their pieces (JSON keys, indentation, common words):
-	// a small direct-mapped cache, private to this call, answers most of them
-	// without a rank lookup. It lives on the stack; entries are compared by
-	// content, so a collision only costs a miss.
-	var cache [pieceCacheSize]struct {
+	if len(text) >= cachedCountBytes {
+		var c pieceCache
+		return e.count(text, limit, &c)
+	}
+	return e.count(text, limit, nil)
+}
+
+// pieceCache holds the counts of pieces seen before in one text. Texts
+// repeat their pieces (JSON keys, indentation, common words), and the rank
+// table is too large for the CPU's nearest caches: this one, on the stack of
+// the call, answers most pieces. short holds pieces of up to 8 bytes, keyed
+// by their bytes as a number; long holds longer pieces and the merges of
+// short ones, keyed by content, so that a merge, which costs tens of
+// look-ups, is evicted by merges only. Both are direct-mapped: a collision
+// only costs a miss.
+type pieceCache struct {
+	short [pieceCacheSize]struct {
+		head     uint64
+		n, count uint32 // n: the piece's length, 0 for an empty entry
+	}
+	long [longCacheSize]struct {
 		piece string
-		n     int32
+		count int
 	}
+}
+
+const (
+	pieceCacheBits = 10
+	pieceCacheSize = 1 << pieceCacheBits
+	longCacheBits  = 9
+	longCacheSize  = 1 << longCacheBits
+	// cachedCountBytes is the text length from which the piece cache pays
+	// for clearing it.
+	cachedCountBytes = 2048
+)
+
+// count is CountUpTo on valid UTF-8 with a limit, with a piece cache or
+// none.
+func (e *Encoding) count(text string, limit int, cache *pieceCache) int {
 	total := 0
 	for i := 0; i < len(text); {
-		j := e.split(text, i)
-		p := text[i:j]
-		var n int
-		if len(p) == 1 {
-			n = 1
-		} else {
-			slot := &cache[pieceHash(p)]
-			if slot.piece == p {
-				n = int(slot.n)
-			} else {
-				n = e.countPiece(p)
-				if len(p) <= shortPiece {
-					slot.piece, slot.n = p, int32(n)
+		// e.split, without a call in between for ASCII pieces.
+		j := asciiSplit(text, i, e.o200k)
+		if j == i {
+			j = e.split(text, i)
+		}
+		n := j - i
+		switch {
+		case n == 1:
+			total++
+		case cache != nil && n <= 8 && i+8 <= len(text):
+			head, hash := shortKey(le64(text[i:]), n)
+			c := &cache.short[hash>>(64-pieceCacheBits)]
+			if c.head != head || c.n != uint32(n) {
+				c.head, c.n, c.count = head, uint32(n), 1
+				if e.find(text[i:j], head, hash) == noRank {
+					m := &cache.long[hash>>(64-longCacheBits)]
+					if m.piece != text[i:j] {
+						m.piece, m.count = text[i:j], e.merge(text[i:j])
+					}
+					c.count = uint32(m.count)
 				}
 			}
+			total += int(c.count)
+		case cache != nil:
+			p := text[i:j]
+			head, hash := key(p)
+			c := &cache.long[hash>>(64-longCacheBits)]
+			if c.piece != p {
+				c.piece, c.count = p, 1
+				if len(p) > e.maxLen || e.find(p, head, hash) == noRank {
+					c.count = e.merge(p)
+				}
+			}
+			total += c.count
+		default:
+			total++
+			if e.rank(text[i:j]) == noRank {
+				total += e.merge(text[i:j]) - 1
+			}
 		}
-		total += n
-		if limit >= 0 && total > limit {
+		if total > limit {
 			return total
 		}
 		i = j
@@ -63,31 +109,8 @@ func (e *Encoding) CountUpTo(text string, limit int) int {
 	return total
 }
 
-const (
-	pieceCacheSize = 512
-	// cachedCountBytes is the text length from which the piece cache pays
-	// for clearing it.
-	cachedCountBytes = 2048
-)
-
-// pieceHash is a cheap hash of a piece of 2 or more bytes for the cache.
-func pieceHash(p string) int {
-	h := uint32(len(p))*0x9E3779B1 ^ uint32(p[0])<<8 ^ uint32(p[1])<<16 ^ uint32(p[len(p)-1]) ^ uint32(p[len(p)/2])<<24
-	h ^= h >> 15
-	h *= 0x2C1B3C6D
-	h ^= h >> 13
-	return int(h & (pieceCacheSize - 1))
-}
-
-func (e *Encoding) countPiece(p string) int {
-	if len(p) == 1 {
-		return 1
-	}
-	if len(p) <= e.maxLen {
-		if _, ok := e.ranks[p]; ok {
-			return 1
-		}
-	}
+// merge returns the number of tokens in piece, which is not a token.
+func (e *Encoding) merge(p string) int {
 	if len(p) <= shortPiece {
 		var starts [shortPiece + 1]int32
 		return e.mergeShort(p, &starts)
@@ -137,8 +160,8 @@ func (e *Encoding) Encode(text string) []int {
 func (e *Encoding) Decode(tokens []int) string {
 	var b []byte
 	for _, t := range tokens {
-		if t >= 0 && t < len(e.tokens) {
-			b = append(b, e.tokens[t]...)
+		if t >= 0 && t < len(e.off)-1 {
+			b = append(b, e.token(uint32(t))...)
 		}
 	}
 	return string(b)

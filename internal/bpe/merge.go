@@ -17,17 +17,6 @@ const (
 	shortPiece = 48
 )
 
-// rank returns the rank of s, or noRank.
-func (e *Encoding) rank(s string) uint32 {
-	if len(s) > e.maxLen {
-		return noRank
-	}
-	if r, ok := e.ranks[s]; ok {
-		return r
-	}
-	return noRank
-}
-
 // mergeShort runs tiktoken's byte-pair merge on piece (len <= shortPiece)
 // and leaves the token boundaries in starts[:n+1], returning n, the number of
 // tokens. It repeatedly merges the adjacent pair with the lowest rank, the

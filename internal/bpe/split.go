@@ -1,6 +1,8 @@
 package bpe
 
 import (
+	"math/bits"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -13,17 +15,53 @@ const (
 	cCRLF                   // \r or \n
 	cUp                     // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 	cLo                     // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	cHigh                   // in byteClass only: a byte of a multi-byte rune
 )
 
-// bmp holds the class bits of every rune below 0x10000; classOf computes the
-// rest. Built once at package init (64 KiB).
-var bmp = func() *[0x10000]uint8 {
-	var t [0x10000]uint8
-	for r := rune(0); r < 0x10000; r++ {
-		t[r] = computeClass(r)
-	}
-	return &t
-}()
+// bmp holds the class bits of every rune below 0x10000; classAt computes the
+// rest. byteClass holds those of the ASCII bytes, and cHigh for the others,
+// so that loops over ASCII text stop at the first byte that is not. Both are
+// filled (64 KiB) on the first Load, from the same Unicode tables as
+// computeClass.
+var (
+	bmp         [0x10000]uint8
+	byteClass   [256]uint8
+	classesOnce sync.Once
+)
+
+// loadClasses fills bmp and byteClass once. It walks the ranges of the
+// tables that computeClass asks, which is thousands of times faster than
+// asking them about each rune.
+func loadClasses() {
+	classesOnce.Do(func() {
+		for _, c := range []struct {
+			bit    uint8
+			tables []*unicode.RangeTable
+		}{
+			{cL, []*unicode.RangeTable{unicode.L}},
+			{cN, []*unicode.RangeTable{unicode.N}},
+			{cS, []*unicode.RangeTable{unicode.White_Space}},
+			{cUp, []*unicode.RangeTable{unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M}},
+			{cLo, []*unicode.RangeTable{unicode.Ll, unicode.Lm, unicode.Lo, unicode.M}},
+		} {
+			for _, t := range c.tables {
+				for _, r := range t.R16 {
+					for x := int(r.Lo); x <= int(r.Hi); x += int(r.Stride) {
+						bmp[x] |= c.bit
+					}
+				}
+			}
+		}
+		bmp['\r'] |= cCRLF
+		bmp['\n'] |= cCRLF
+		for b := range byteClass {
+			byteClass[b] = cHigh
+			if b < utf8.RuneSelf {
+				byteClass[b] = bmp[b]
+			}
+		}
+	})
+}
 
 func computeClass(r rune) uint8 {
 	var c uint8
@@ -271,4 +309,164 @@ func wordUpper(s string, p int) int {
 		return 0
 	}
 	return scan(s, scan(s, p, cUp), cLo)
+}
+
+// The ASCII path below follows the patterns' alternatives as splitO200K and
+// splitCL100K do, with one byte-class look-up per byte and 8 bytes at a time
+// through words. It returns the end of the piece at s[i:], or i when a byte
+// of a multi-byte rune (cHigh) could change it: a letter, number, space or
+// punctuation mark of its own class. In ASCII the letter classes are simple:
+// [Up] is A-Z, [Lo] is a-z, and \p{L} is both.
+
+// asciiSplit is splitO200K (o200k) or splitCL100K on ASCII.
+func asciiSplit(s string, i int, o200k bool) int {
+	if !o200k && s[i] == '\'' {
+		if e := contraction(s, i); e > i {
+			return e
+		}
+	}
+	c := byteClass[s[i]]
+	switch {
+	case c&cL != 0:
+		return asciiWord(s, i, i, o200k)
+	case c&cN != 0:
+		return asciiNumbers(s, i)
+	case c&(cCRLF|cHigh) != 0:
+		if c&cHigh != 0 {
+			return i
+		}
+		return asciiSpace(s, i)
+	}
+	// A byte that may prefix a word: [^\r\n\p{L}\p{N}].
+	if i+1 < len(s) {
+		if c2 := byteClass[s[i+1]]; c2&(cL|cHigh) != 0 {
+			if c2&cHigh != 0 {
+				return i
+			}
+			return asciiWord(s, i, i+1, o200k)
+		}
+	}
+	if c&cS == 0 || s[i] == ' ' && i+1 < len(s) && byteClass[s[i+1]]&(cS|cN) == 0 {
+		return asciiPunct(s, i, o200k)
+	}
+	return asciiSpace(s, i)
+}
+
+// asciiWord returns the end of the word at s[p:], which starts with an ASCII
+// letter, for the piece that starts at i. For cl100k_base that is \p{L}+.
+// For o200k_base it is [Up]*[Lo]+ or [Up]+[Lo]*, then a contraction: the
+// upper-case run, then the lower-case run; where the Up run has no Lo after
+// it, the first alternative fails (no ASCII upper-case letter is in Lo) and
+// the second takes the same run.
+func asciiWord(s string, i, p int, o200k bool) int {
+	j, fold := p, byte(0x20) // fold: either case
+	if o200k {
+		for j < len(s) && byteClass[s[j]]&cUp != 0 {
+			j++
+		}
+		fold = 0
+	}
+	if in := uint64(0); j+8 <= len(s) {
+		if in = inRange(le64(s[j:]), 'a', 'z', fold); in != high {
+			j += bits.TrailingZeros64(^in&high) >> 3
+		} else {
+			j = asciiRun(s, j+8, 'a', 'z', fold)
+		}
+	} else {
+		j = asciiRun(s, j, 'a', 'z', fold)
+	}
+	if j < len(s) {
+		switch {
+		case s[j] >= utf8.RuneSelf:
+			return i
+		case o200k && s[j] == '\'':
+			return contraction(s, j)
+		}
+	}
+	return j
+}
+
+// asciiRun returns the end of the run at s[j:] of bytes from lo to hi, ASCII
+// with lo > 0, after ORing them with fold (0x20 to match either case). It
+// tests 8 bytes at once: most runs are words, whose end a byte loop
+// mispredicts. asciiWord tests the first 8 bytes itself.
+func asciiRun(s string, j int, lo, hi, fold byte) int {
+	for ; j+8 <= len(s); j += 8 {
+		if in := inRange(le64(s[j:]), lo, hi, fold); in != high {
+			return j + bits.TrailingZeros64(^in&high)>>3
+		}
+	}
+	for ; j < len(s); j++ {
+		if c := s[j] | fold; c < lo || c > hi {
+			break
+		}
+	}
+	return j
+}
+
+const (
+	ones = 0x0101010101010101
+	high = 0x8080808080808080
+)
+
+// inRange sets the high bit of each byte of x that is from lo to hi after
+// ORing it with fold, and clears the other bits.
+func inRange(x uint64, lo, hi, fold byte) uint64 {
+	x |= uint64(fold) * ones
+	y := x &^ high // no carries between bytes below
+	return (y + (0x80-uint64(lo))*ones) &^ (y + (0x7f-uint64(hi))*ones) &^ x & high
+}
+
+// asciiNumbers is \p{N}{1,3} at s[i:], which starts with a digit.
+func asciiNumbers(s string, i int) int {
+	j := i + 1
+	for ; j < len(s) && j < i+3; j++ {
+		if c := byteClass[s[j]]; c&cN == 0 {
+			if c&cHigh != 0 {
+				return i
+			}
+			break
+		}
+	}
+	return j
+}
+
+// asciiPunct is ` ?[^\s\p{L}\p{N}]+[\r\n]*` (with slash, [\r\n/]*) at s[i:],
+// which starts with punctuation, or a space and punctuation.
+func asciiPunct(s string, i int, slash bool) int {
+	j := i + 1
+	for j < len(s) && byteClass[s[j]]&(cS|cL|cN) == 0 {
+		if s[j] >= utf8.RuneSelf {
+			return i
+		}
+		j++
+	}
+	for j < len(s) && (s[j] == '\r' || s[j] == '\n' || slash && s[j] == '/') {
+		j++
+	}
+	return j
+}
+
+// asciiSpace is space on ASCII white space at s[i:].
+func asciiSpace(s string, i int) int {
+	j, lastNL := i, -1
+	for ; j < len(s); j++ {
+		c := byteClass[s[j]]
+		if c&cS == 0 {
+			if c&cHigh != 0 {
+				return i
+			}
+			break
+		}
+		if c&cCRLF != 0 {
+			lastNL = j
+		}
+	}
+	switch {
+	case lastNL >= 0:
+		return lastNL + 1
+	case j == len(s) || j == i+1:
+		return j
+	}
+	return j - 1
 }

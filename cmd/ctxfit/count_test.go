@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkCountStartup runs the ctxfit binary, built once, to count a
+// 6-byte file with each encoding: the wall time from process start to exit,
+// as a user sees it, with `ctxfit help` (no tokenizer) beside it as the floor
+// of starting the process:
+//
+//	go test ./cmd/ctxfit -run '^$' -bench CountStartup
+func BenchmarkCountStartup(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "ctxfit")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(b, err, "go build: %s", out)
+	file := filepath.Join(dir, "tiny.txt")
+	require.NoError(b, os.WriteFile(file, []byte("hello\n"), 0o600))
+	for _, bc := range []struct {
+		name string
+		args []string
+	}{
+		{"help", []string{"help"}},
+		{"count/o200k_base", []string{"count", file}},
+		{"count/cl100k_base", []string{"count", "--encoding", "cl100k_base", file}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if out, err := exec.Command(bin, bc.args...).CombinedOutput(); err != nil {
+					b.Fatalf("ctxfit %v: %v: %s", bc.args, err, out)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/run")
+		})
+	}
+}
