@@ -23,6 +23,10 @@ const (
 	DefaultMaxBufferBytes = 8 << 20  // 8 MiB
 	DefaultStoreMaxBytes  = 64 << 20 // 64 MiB
 	DefaultStoreMaxItems  = 10000
+	// DefaultMaxShapingBytes bounds the bytes of the responses being
+	// shaped at once, across requests.
+	DefaultMaxShapingBytes = 256 << 20 // 256 MiB
+	DefaultAdmissionWait   = 250 * time.Millisecond
 )
 
 // Config is the serializable part of the guard's settings: what an operator
@@ -65,13 +69,28 @@ type Config struct {
 	// checked). CTXFIT_MODE.
 	Mode string `json:"mode,omitempty" yaml:"mode,omitempty" validate:"omitempty,oneof=store replay"`
 	// ShapeTimeout bounds the time spent counting and shaping one response;
-	// past it the guard falls back to byte-based limits. Zero means 2 s.
+	// past it the work stops and the request gets a retryable 503
+	// (shaping_timeout), never the response over budget. Zero means 2 s.
 	// CTXFIT_SHAPE_TIMEOUT.
 	ShapeTimeout Duration `json:"shapeTimeout,omitempty" yaml:"shapeTimeout,omitempty" validate:"gte=0"`
 	// MaxBufferBytes is the largest response the HTTP middleware buffers to
 	// shape; larger ones pass through (and are recorded). Zero means 8 MiB.
 	// CTXFIT_MAX_BUFFER_BYTES.
 	MaxBufferBytes int `json:"maxBufferBytes,omitempty" yaml:"maxBufferBytes,omitempty" validate:"gte=0"`
+	// MaxConcurrentShaping bounds the responses counted and shaped at once
+	// (a response no longer than the threshold in bytes, which passes
+	// through uncounted, takes no part). Zero means GOMAXPROCS, the CPUs
+	// the process may use. CTXFIT_MAX_CONCURRENT_SHAPING.
+	MaxConcurrentShaping int `json:"maxConcurrentShaping,omitempty" yaml:"maxConcurrentShaping,omitempty" validate:"gte=0"`
+	// MaxShapingBytes bounds the bytes of the responses being counted and
+	// shaped at once, across requests. Zero means 256 MiB.
+	// CTXFIT_MAX_SHAPING_BYTES.
+	MaxShapingBytes int64 `json:"maxShapingBytes,omitempty" yaml:"maxShapingBytes,omitempty" validate:"gte=0"`
+	// AdmissionWait is how long a request waits for room under
+	// MaxConcurrentShaping and MaxShapingBytes; past it the request gets a
+	// retryable 503 (shaping_busy, Retry-After), never a queue without
+	// bound. Zero means 250 ms. CTXFIT_ADMISSION_WAIT.
+	AdmissionWait Duration `json:"admissionWait,omitempty" yaml:"admissionWait,omitempty" validate:"gte=0"`
 	// StoreMaxBytes and StoreMaxItems bound the in-memory snapshot store.
 	// Zero means 64 MiB and 10,000. CTXFIT_STORE_MAX_BYTES,
 	// CTXFIT_STORE_MAX_ITEMS.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -179,6 +180,7 @@ type engine struct {
 	codec      *cursor.Codec
 	base       *rules
 	endpoints  map[string]*rules
+	admission  *admission
 }
 
 // rules are the resolved settings of one endpoint.
@@ -228,6 +230,9 @@ func resolved(c Config) Config {
 	c.Mode = cmp.Or(c.Mode, ModeStore)
 	c.ShapeTimeout = cmp.Or(c.ShapeTimeout, Duration(DefaultShapeTimeout))
 	c.MaxBufferBytes = cmp.Or(c.MaxBufferBytes, DefaultMaxBufferBytes)
+	c.MaxConcurrentShaping = cmp.Or(c.MaxConcurrentShaping, runtime.GOMAXPROCS(0))
+	c.MaxShapingBytes = cmp.Or(c.MaxShapingBytes, DefaultMaxShapingBytes)
+	c.AdmissionWait = cmp.Or(c.AdmissionWait, Duration(DefaultAdmissionWait))
 	c.StoreMaxBytes = cmp.Or(c.StoreMaxBytes, DefaultStoreMaxBytes)
 	c.StoreMaxItems = cmp.Or(c.StoreMaxItems, DefaultStoreMaxItems)
 	c.EstimateSample = cmp.Or(c.EstimateSample, 0.01)
@@ -284,6 +289,11 @@ func (g *Guard) compile(c Config) (*engine, error) {
 		return nil, fmt.Errorf("ctxfit: deriving the subject key: %w", err)
 	}
 	e := &engine{cfg: c, counter: counter, codec: codec, subjectKey: subjectKey, endpoints: make(map[string]*rules, len(c.Endpoints))}
+	if prev := g.cur.Load(); prev != nil && prev.admission.same(c) {
+		e.admission = prev.admission // the requests in flight stay counted
+	} else {
+		e.admission = newAdmission(c)
+	}
 	if e.base, err = e.rules(Endpoint{}); err != nil {
 		return nil, err
 	}

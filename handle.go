@@ -178,11 +178,16 @@ func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, r
 		res.estimatedPassThrough(resp, outcome)
 		return res, nil
 	}
-	kind := kindOf(resp)
-	if kind == kindOther {
+	if mediatype.Of(resp.ContentType) == mediatype.Other {
 		res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
 		return res, nil
 	}
+	release, err := e.admission.admit(ctx, len(resp.Body))
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	kind := kindOf(resp)
 	s := g.shaper(ctx, e, rl, req, resp.Body)
 	defer s.cancel()
 	res, err = s.guard(func() (Result, error) { return s.first(kind) })
@@ -391,6 +396,11 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if r.end > int64(len(data)) {
 		return Result{}, fmt.Errorf("ctxfit: %w", errBadRef)
 	}
+	release, err := e.admission.admit(ctx, len(data))
+	if err != nil {
+		return Result{Record: telemetry.Record{CacheHit: cacheHit}}, err
+	}
+	defer release()
 	s := g.shaper(ctx, e, rl, req, data)
 	defer s.cancel()
 	s.snap, s.view = &r.snap, r.view

@@ -31,6 +31,11 @@ var (
 	// ErrShapeTimeout: shaping the response took longer than
 	// Config.ShapeTimeout. Nothing was sent; retrying may succeed.
 	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
+	// ErrBusy: the guard is shaping as many responses, or as many bytes,
+	// as Config.MaxConcurrentShaping and Config.MaxShapingBytes allow, and
+	// no room came within Config.AdmissionWait. Nothing was sent;
+	// retrying in a moment may succeed.
+	ErrBusy = errors.New("ctxfit: the server is shaping as many responses as it allows right now; retry the request in a moment")
 )
 
 // Problem describes an error for a client, in the shape of RFC 9457
@@ -102,6 +107,9 @@ func ProblemOf(err error, params Params) Problem {
 	case errors.Is(err, ErrShapeTimeout):
 		return Problem{Status: 503, Code: "shaping_timeout", Title: "Shaping took too long",
 			Suggestion: "Retry the same request in a moment, or narrow it with filters.", RetryAfter: 1}.with(err)
+	case errors.Is(err, ErrBusy):
+		return Problem{Status: 503, Code: "shaping_busy", Title: "Too many responses being shaped",
+			Suggestion: "Retry the same request in a moment.", RetryAfter: 1}.with(err)
 	case errors.Is(err, ErrStoreUnavailable), errors.Is(err, store.ErrUnavailable):
 		return Problem{Status: 503, Code: "store_unavailable", Title: "Snapshot store unavailable",
 			Suggestion: "Retry the same request in a few seconds.", RetryAfter: 5}.with(err)

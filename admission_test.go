@@ -1,0 +1,133 @@
+package ctxfit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+// gatedCounter counts exactly, but the first count of a text of gateLen
+// bytes waits for the gate to open: the request that makes it holds its
+// admission while the test runs others beside it.
+type gatedCounter struct {
+	gateLen int
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func newGatedCounter(gateLen int) *gatedCounter {
+	return &gatedCounter{gateLen: gateLen, entered: make(chan struct{}), gate: make(chan struct{})}
+}
+
+func (c *gatedCounter) Count(text string) int {
+	if len(text) == c.gateLen {
+		c.once.Do(func() {
+			close(c.entered)
+			<-c.gate
+		})
+	}
+	return exact.Count(text)
+}
+
+// holding starts a request for body through g and returns once it holds
+// its admission (it is counting), with a function that lets it finish
+// and returns its outcome.
+func holding(t *testing.T, g *ctxfit.Guard, c *gatedCounter, body []byte) (finish func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "held"}, serve(body, "text/plain"))
+		done <- err
+	}()
+	<-c.entered
+	return func() error {
+		close(c.gate)
+		return <-done
+	}
+}
+
+func TestShapingIsBoundedAndTheRestGetARetryable503(t *testing.T) {
+	text := func(n int) []byte { return []byte(strings.Repeat("word ", n/5)) }
+	held := text(50_000)
+	for _, tc := range []struct {
+		name  string
+		cfg   ctxfit.Config
+		other []byte // a request beside the held one: refused
+	}{
+		{"one response at a time", ctxfit.Config{MaxConcurrentShaping: 1}, text(20_000)},
+		{"a byte bound across requests", ctxfit.Config{MaxConcurrentShaping: 8, MaxShapingBytes: 60_000}, text(20_000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newGatedCounter(len(held))
+			tc.cfg.AdmissionWait = ctxfit.Duration(time.Millisecond)
+			tc.cfg.Secret = secret
+			g, err := ctxfit.New(&ctxfit.Options{Config: tc.cfg, Counter: c})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = g.Close() })
+			finish := holding(t, g, c, held)
+
+			_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "other"}, serve(tc.other, "text/plain"))
+			require.ErrorIs(t, err, ctxfit.ErrBusy)
+			p := ctxfit.ProblemOf(err, ctxfit.Params{})
+			assert.Equal(t, 503, p.Status)
+			assert.Equal(t, "shaping_busy", p.Code)
+			assert.Positive(t, p.RetryAfter, "the client is told when to retry")
+
+			small := []byte("a small response passes through without waiting")
+			res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "small"}, serve(small, "text/plain"))
+			require.NoError(t, err, "what passes through uncounted takes no room")
+			assert.Equal(t, small, res.Body)
+
+			require.NoError(t, finish())
+			res, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "other"}, serve(tc.other, "text/plain"))
+			require.NoError(t, err, "room is given back when the held request ends")
+			assert.True(t, res.Shaped)
+		})
+	}
+}
+
+func TestARequestWaitingForRoomStopsWhenItsClientGoesAway(t *testing.T) {
+	held := []byte(strings.Repeat("word ", 10_000))
+	c := newGatedCounter(len(held))
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, MaxConcurrentShaping: 1,
+		AdmissionWait: ctxfit.Duration(time.Hour)}, Counter: c})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	finish := holding(t, g, c, held)
+	defer func() { require.NoError(t, finish()) }()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := g.Handle(ctx, ctxfit.Request{Endpoint: "other"}, serve(held, "text/plain"))
+		errc <- err
+	}()
+	cancel()
+	err = <-errc
+	assert.True(t, errors.Is(err, context.Canceled), "got %v", err)
+}
+
+func TestAReloadThatKeepsTheBoundsKeepsTheRequestsInFlightCounted(t *testing.T) {
+	held := []byte(strings.Repeat("word ", 10_000))
+	c := newGatedCounter(len(held))
+	cfg := ctxfit.Config{Secret: secret, MaxConcurrentShaping: 1, AdmissionWait: ctxfit.Duration(time.Millisecond)}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Counter: c})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	finish := holding(t, g, c, held)
+	defer func() { require.NoError(t, finish()) }()
+
+	cfg.Threshold = 3000 // another setting changes; the bounds do not
+	require.NoError(t, g.Reload(cfg))
+	_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "other"}, serve(held[1:], "text/plain"))
+	require.ErrorIs(t, err, ctxfit.ErrBusy)
+}
