@@ -88,7 +88,8 @@ func binaries(t *testing.T) map[string]string {
 const testSecret = "an end-to-end secret of 32 bytes or more"
 
 // cleanEnv is the environment of the subprocesses: no operator settings,
-// a fixed secret.
+// a fixed secret, and a patient shaping time limit (these tests are about
+// what is sent, and a loaded machine must not turn a shape into a 503).
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -96,7 +97,7 @@ func cleanEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "CTXFIT_SECRET="+testSecret)
+	return append(env, "CTXFIT_SECRET="+testSecret, "CTXFIT_SHAPE_TIMEOUT=1m")
 }
 
 // connect runs bin with args as a stdio MCP server and connects to it; its

@@ -118,7 +118,9 @@ func jsonObject(t *testing.T, text string) map[string]any {
 }
 
 func redisEnv(srv *redistest.Server, secret string, previous ...string) []string {
-	env := []string{"CTXFIT_REDIS_URL=" + srv.URL(), "CTXFIT_SECRET=" + secret}
+	// A patient store deadline: these tests are about cursors across
+	// instances, not about a slow Redis on a loaded machine.
+	env := []string{"CTXFIT_REDIS_URL=" + srv.URL(), "CTXFIT_SECRET=" + secret, "CTXFIT_STORE_TIMEOUT=30s"}
 	for _, p := range previous {
 		env = append(env, "CTXFIT_PREVIOUS_SECRETS="+p)
 	}

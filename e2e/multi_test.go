@@ -48,7 +48,7 @@ func instance(t *testing.T, cfg ctxfit.Config, st store.Store) string {
 // redisStore opens a Store on srv for one instance.
 func redisStore(t *testing.T, srv *redistest.Server) store.Store {
 	t.Helper()
-	st, err := redisstore.Open(srv.URL(), nil)
+	st, err := redisstore.Open(srv.URL(), &redisstore.Options{Timeout: 30 * time.Second}) // patient: not a test of a slow Redis
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return st
