@@ -2,13 +2,12 @@ package ctxfit
 
 import (
 	"context"
-
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/ctxfit/ctxfit/budget"
 	"time"
 
+	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -64,6 +63,12 @@ type Request struct {
 	// first response; continuations have the endpoint's. Its HardCap must
 	// be at least MinHardCap.
 	Budget budget.Budget
+	// Unrepeatable says the handler must not run again to continue this
+	// response: an MCP tool that is neither read-only nor idempotent,
+	// whose second run would repeat what the first changed. In replay mode
+	// its snapshot is kept in the store, as in store mode; when the store
+	// has no room, what fits is sent without a continuation, and says so.
+	Unrepeatable bool
 
 	// resumed is set by Guard.Resume: the cursor is bound to the subject
 	// alone, as an MCP continuation tool receives it.

@@ -92,12 +92,15 @@ func (s *shaper) keep() (snapRef, error) {
 		return *s.snap, nil
 	}
 	var ref snapRef
-	if s.e.cfg.Mode == ModeReplay {
+	if s.e.cfg.Mode == ModeReplay && !s.req.Unrepeatable {
 		ref = snapRef{id: fingerprint(s.data)}
 	} else {
 		id := store.IDOf(s.data) // identical snapshots share one entry
 		err := s.g.store.Put(s.storeCtx(), id, s.data, time.Duration(s.e.cfg.CursorTTL))
 		switch {
+		case (errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrFull)) && s.req.Unrepeatable:
+			// No room for it, and the handler must not run again.
+			return snapRef{}, errNoContinuation
 		case errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrFull):
 			// No room for it (now): this response continues as in replay
 			// mode, by running the handler again.
@@ -180,8 +183,9 @@ func (s *shaper) storeCtx() context.Context {
 }
 
 // errNoContinuation: the response cannot be continued now (the arguments
-// it would need are too large for a cursor and the store has no room):
-// what fits is sent without a cursor, and the guidance says so.
+// it would need are too large for a cursor, or its handler must not run
+// again, and the store has no room): what fits is sent without a cursor,
+// and the guidance says so.
 var errNoContinuation = errors.New("ctxfit: cannot continue this response now")
 
 // How a cursor carries arguments: the first byte says.
@@ -293,7 +297,7 @@ func items(v []byte) int {
 // partCursor is the cursor that opens the parts of a response which has
 // no next cursor.
 func (s *shaper) partCursor() (string, error) {
-	return s.cursorFor(ref{kind: contParts, end: int64(len(s.data))})
+	return s.nextCursor(ref{kind: contParts, end: int64(len(s.data))})
 }
 
 // appendKey appends a JSON member name and colon.

@@ -232,7 +232,11 @@ func (s *shaper) strandedNote() string {
 	if !s.stranded {
 		return ""
 	}
-	return " The rest cannot be continued now (its arguments are too large for a cursor and the snapshot store is full): repeat the request later."
+	if s.req.Unrepeatable {
+		// Repeating it would repeat what it changed: no such advice.
+		return " The rest cannot be continued (the snapshot store has no room for it)."
+	}
+	return " The rest cannot be continued now (the snapshot store has no room for it): repeat the request later."
 }
 
 // isRootString reports whether the JSON string body r continues is the

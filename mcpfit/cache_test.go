@@ -24,7 +24,8 @@ import (
 
 // countedServer is a server with counted tools behind ctxfit and a
 // response cache: list_bookings (text JSON), search_bookings (structured),
-// fail (an isError result) and image (non-text content).
+// fail (an isError result) and image (non-text content), all read-only,
+// and create_report, which is not.
 type countedServer struct {
 	cs      *mcp.ClientSession
 	calls   map[string]*atomic.Int64
@@ -35,26 +36,33 @@ type countedServer struct {
 func newCountedServer(t *testing.T, mode string) *countedServer {
 	t.Helper()
 	c := &countedServer{calls: map[string]*atomic.Int64{}}
-	for _, name := range []string{"list_bookings", "search_bookings", "fail", "image"} {
+	for _, name := range []string{"list_bookings", "search_bookings", "fail", "image", "create_report"} {
 		c.calls[name] = &atomic.Int64{}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "cached", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings"}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
 		c.calls["list_bookings"].Add(1)
 		return jsonResult(exampletools.ListBookings(in.Status))
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings"}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
 		c.calls["search_bookings"].Add(1)
 		return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "fail"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		c.calls["fail"].Add(1)
 		return nil, nil, errors.New("the tool failed")
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "image"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		c.calls["image"].Add(1)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"}}}, nil, nil
 	})
+	// create_report changes something each run: not read-only, nor
+	// idempotent.
+	mcp.AddTool(s, &mcp.Tool{Name: "create_report", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)}},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			c.calls["create_report"].Add(1)
+			return jsonResult(exampletools.ListBookings(""))
+		})
 	g, err := ctxfit.New(&ctxfit.Options{
 		Config: ctxfit.Config{Secret: testSecret, Mode: mode},
 		Sink: telemetry.SinkFunc(func(_ context.Context, r telemetry.Record) error {
@@ -154,4 +162,20 @@ func TestErrorsAreNeverCached(t *testing.T) {
 		res := mcptest.Call(t, c.cs, "fail", nil)
 		assert.True(t, res.IsError)
 	})
+}
+
+func TestAToolThatIsNotReadOnlyRunsOnEveryCallAndNeverForAContinuation(t *testing.T) {
+	c := newCountedServer(t, ctxfit.ModeReplay)
+	first := mcptest.Call(t, c.cs, "create_report", nil)
+	mcptest.Call(t, c.cs, "create_report", nil)
+	assert.EqualValues(t, 2, c.ran("create_report"), "a cached result would stand in for what the tool does")
+
+	next := mcptest.NextCursor(first)
+	require.NotEmpty(t, next, "the result is paged")
+	for range 3 {
+		res := mcptest.Call(t, c.cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+		next = mcptest.NextCursor(res)
+	}
+	assert.EqualValues(t, 2, c.ran("create_report"), "replay mode keeps its snapshot: continuing does not run it again")
 }

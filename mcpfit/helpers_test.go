@@ -45,36 +45,40 @@ func toolMeta() mcp.Meta { return mcp.Meta{"example/tool": "kept"} }
 // addTools registers the example tools (the same as examples/mcpserver)
 // and two for edge cases.
 func addTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings"}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
 		return jsonResult(exampletools.ListBookings(in.Status))
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "get_booking"}, func(_ context.Context, _ *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "get_booking", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, any, error) {
 		b, err := exampletools.GetBooking(in.ID)
 		if err != nil {
 			return nil, nil, err
 		}
 		return jsonResult(b)
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "read_log"}, func(_ context.Context, _ *mcp.CallToolRequest, in logInput) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "read_log", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in logInput) (*mcp.CallToolResult, any, error) {
 		text, err := exampletools.ReadLog(in.Name)
 		if err != nil {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: toolMeta()}, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings"}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
 		return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "read_short_log"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "read_short_log", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: shortLog}}, Meta: toolMeta()}, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "big_image"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "big_image", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: shortLog},
 			&mcp.ImageContent{Data: []byte("not really a png"), MIMEType: "image/png"},
 		}}, nil, nil
 	})
 }
+
+// readOnly annotates the test tools: they change nothing, so a response
+// cache may stand in for them and replay mode may run them again.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
 
 func jsonResult(v any) (*mcp.CallToolResult, any, error) {
 	b, err := json.Marshal(v)

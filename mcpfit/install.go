@@ -33,9 +33,10 @@ type Options struct {
 	// (req.Extra.TokenInfo.UserID) when the transport has one. Set it to
 	// bind cursors to a principal alone, so that they survive a new session.
 	Subject func(ctx context.Context, req *mcp.CallToolRequest) string
-	// Cache serves the results of guarded tools from a response cache
-	// (package cache), keyed by tool name, subject and canonical
-	// arguments; the re-invocations of ctxfit_next (replay mode) and
+	// Cache serves the results of guarded read-only tools (annotated
+	// readOnlyHint: a cached result stands in for running the tool, which
+	// must then change nothing) from a response cache (package cache),
+	// keyed by tool name, subject and canonical arguments; the re-invocations of ctxfit_next (replay mode) and
 	// ctxfit_details use the same entries. Nil means no caching. Only
 	// results ctxfit could shape are stored: never errors, input requests
 	// or non-text content; [cache.Options.Cacheable] can narrow that to
@@ -97,14 +98,16 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 		Title:       "Continue a large tool result",
 		Description: mcpcore.NextDescription,
 		InputSchema: mcpcore.NextInputSchema(),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+		// Read-only: a continuation reads a snapshot, or runs again only a
+		// tool that is read-only or idempotent (see mcpcore.Repeatable).
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}, a.next)
 	s.AddTool(&mcp.Tool{
 		Name:        a.names.Details,
 		Title:       "Drill into a summarized tool result",
 		Description: mcpcore.DetailsDescription,
 		InputSchema: mcpcore.DetailsInputSchema(),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}, a.details)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "ctxfit-held-back",
@@ -125,6 +128,61 @@ type adapter struct {
 
 	mu    sync.Mutex
 	inner mcp.MethodHandler // the handler the middleware wraps
+	hints map[string]hints  // what tools/list said of each tool
+}
+
+// hints are what a tool's annotations say of running it again.
+type hints struct{ readOnly, idempotent bool }
+
+// hintsOf returns what the server's tools/list says of the tool named
+// name: from the last list that passed through the middleware or, when
+// the tool was not in it, from a list asked of the handler the middleware
+// wraps. A tool the list does not have gets no hints: not repeatable.
+func (a *adapter) hintsOf(ctx context.Context, session *mcp.ServerSession, name string) hints {
+	a.mu.Lock()
+	h, ok := a.hints[name]
+	inner := a.inner
+	a.mu.Unlock()
+	if ok || inner == nil {
+		return h
+	}
+	var cursor string
+	for range maxListPages {
+		res, err := inner(ctx, methodListTools, &mcp.ListToolsRequest{Session: session, Params: &mcp.ListToolsParams{Cursor: cursor}})
+		lr, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok || lr == nil {
+			break
+		}
+		a.learn(lr.Tools, cursor == "")
+		if cursor = lr.NextCursor; cursor == "" {
+			break
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.hints[name]
+}
+
+// maxListPages bounds the tools/list pages hintsOf reads.
+const maxListPages = 100
+
+// learn records the hints of tools; fresh starts over (a first page).
+func (a *adapter) learn(tools []*mcp.Tool, fresh bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if fresh || a.hints == nil {
+		a.hints = make(map[string]hints, len(tools))
+	}
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		var h hints
+		if t.Annotations != nil {
+			h = hints{readOnly: t.Annotations.ReadOnlyHint, idempotent: t.Annotations.IdempotentHint}
+		}
+		a.hints[t.Name] = h
+	}
 }
 
 func (a *adapter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -142,6 +200,11 @@ func (a *adapter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case methodListTools:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				first := true
+				if r, ok := req.(*mcp.ListToolsRequest); ok && r.Params != nil && r.Params.Cursor != "" {
+					first = false
+				}
+				a.learn(lr.Tools, first)
 				return a.listTools(lr), nil
 			}
 			return res, err
@@ -182,10 +245,11 @@ func (a *adapter) subjectOf(ctx context.Context, req *mcp.CallToolRequest) strin
 // cached.
 const resultType = "application/vnd.ctxfit.mcp-result+json"
 
-// run runs a tool (through next) with the response cache, if any, in
-// front: the result comes back as wire JSON, or, when the handler answered
-// with something else than a CallToolResult, as res.
-func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context.Context) (mcp.Result, error)) (wire json.RawMessage, res mcp.Result, err error) {
+// run runs a tool (through next) with the response cache, if any and
+// the tool is cacheable (read-only), in front: the result comes back as
+// wire JSON, or, when the handler answered with something else than a
+// CallToolResult, as res.
+func (a *adapter) run(ctx context.Context, call *mcpcore.Call, cacheable bool, exec func(context.Context) (mcp.Result, error)) (wire json.RawMessage, res mcp.Result, err error) {
 	fetch := func(ctx context.Context) (ctxfit.Response, error) {
 		r, err := exec(ctx)
 		if err != nil {
@@ -212,7 +276,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context
 		}
 		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}
-	if a.cache != nil {
+	if a.cache != nil && cacheable {
 		fetch = cache.Wrap(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
 	}
 	resp, err := fetch(ctx)
@@ -229,8 +293,10 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	if err != nil {
 		return next(ctx, methodCallTool, req) // the tool reports its own bad input
 	}
-	call := mcpcore.Call{Tool: name, Arguments: args, Subject: a.subjectOf(ctx, req)}
-	wire, res, err := a.run(ctx, &call, func(ctx context.Context) (mcp.Result, error) { return next(ctx, methodCallTool, req) })
+	h := a.hintsOf(ctx, req.Session, name)
+	call := mcpcore.Call{Tool: name, Arguments: args, Subject: a.subjectOf(ctx, req),
+		Unrepeatable: !mcpcore.Repeatable(h.readOnly, h.idempotent)}
+	wire, res, err := a.run(ctx, &call, h.readOnly, func(ctx context.Context) (mcp.Result, error) { return next(ctx, methodCallTool, req) })
 	if err != nil {
 		return nil, err // the tool's own protocol error
 	}
@@ -307,7 +373,8 @@ func (a *adapter) rerun(parent *mcp.CallToolRequest, subject string) mcpcore.Rer
 			return nil, errors.New("mcpfit: the middleware is not installed")
 		}
 		call := mcpcore.Call{Tool: tool, Arguments: args, Subject: subject}
-		wire, _, err := a.run(ctx, &call, func(ctx context.Context) (mcp.Result, error) {
+		cacheable := a.hintsOf(ctx, parent.Session, tool).readOnly
+		wire, _, err := a.run(ctx, &call, cacheable, func(ctx context.Context) (mcp.Result, error) {
 			return inner(ctx, methodCallTool, &mcp.CallToolRequest{
 				Session: parent.Session, Extra: parent.Extra,
 				Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: args},

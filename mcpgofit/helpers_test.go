@@ -55,11 +55,11 @@ func addTools(s *server.MCPServer) calls {
 			return h(ctx, req)
 		}
 	}
-	s.AddTool(mcp.NewTool("list_bookings", mcp.WithString("status")),
+	s.AddTool(mcp.NewTool("list_bookings", mcp.WithString("status"), readOnly),
 		counted("list_bookings", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return jsonResult(exampletools.ListBookings(req.GetString("status", "")))
 		}))
-	s.AddTool(mcp.NewTool("get_booking", mcp.WithString("id", mcp.Required())),
+	s.AddTool(mcp.NewTool("get_booking", mcp.WithString("id", mcp.Required()), readOnly),
 		counted("get_booking", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			b, err := exampletools.GetBooking(req.GetString("id", ""))
 			if err != nil {
@@ -67,7 +67,7 @@ func addTools(s *server.MCPServer) calls {
 			}
 			return jsonResult(b)
 		}))
-	s.AddTool(mcp.NewTool("read_log", mcp.WithString("name")),
+	s.AddTool(mcp.NewTool("read_log", mcp.WithString("name"), readOnly),
 		counted("read_log", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if name := req.GetString("name", ""); name != "" && name != exampletools.LogName {
 				return mcp.NewToolResultError("no log named " + name), nil
@@ -76,12 +76,12 @@ func addTools(s *server.MCPServer) calls {
 			res.Meta = toolMeta
 			return res, nil
 		}))
-	s.AddTool(mcp.NewTool("search_bookings", mcp.WithString("query", mcp.Required()), mcp.WithNumber("limit"),
+	s.AddTool(mcp.NewTool("search_bookings", mcp.WithString("query", mcp.Required()), mcp.WithNumber("limit"), readOnly,
 		mcp.WithOutputSchema[exampletools.SearchResult]()),
 		counted("search_bookings", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultStructuredOnly(exampletools.SearchBookings(req.GetString("query", ""), req.GetInt("limit", 0))), nil
 		}))
-	s.AddTool(mcp.NewTool("big_image"),
+	s.AddTool(mcp.NewTool("big_image", readOnly),
 		counted("big_image", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
 				mcp.NewTextContent(testLog),
@@ -90,6 +90,10 @@ func addTools(s *server.MCPServer) calls {
 		}))
 	return c
 }
+
+// readOnly annotates the test tools: they change nothing, so a response
+// cache may stand in for them and replay mode may run them again.
+var readOnly = mcp.WithReadOnlyHintAnnotation(true)
 
 func jsonResult(v any) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(v)

@@ -37,8 +37,10 @@ type Options struct {
 	// authentication put in the context). It is called concurrently, from
 	// every tool call.
 	Subject func(ctx context.Context, req mcp.CallToolRequest) string
-	// Cache serves the results of guarded tools from a response cache
-	// (package cache), keyed by tool name, subject and canonical arguments;
+	// Cache serves the results of guarded read-only tools (annotated
+	// readOnlyHint: a cached result stands in for running the tool, which
+	// must then change nothing) from a response cache (package cache),
+	// keyed by tool name, subject and canonical arguments;
 	// the re-invocations of ctxfit_next (replay mode) and ctxfit_details use
 	// the same entries. Nil means no caching. Only results ctxfit could shape
 	// are stored: never errors, input requests or non-text content. On a hit
@@ -93,7 +95,9 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	a.rewriteRegistered()
 	s.Use(a.middleware)
 	server.WithToolFilter(a.filter)(s) // a ServerOption is a func(*MCPServer): it applies to a built server too
-	readOnly := mcp.ToolAnnotation{ReadOnlyHint: new(true), OpenWorldHint: new(false)}
+	// Read-only: a continuation reads a snapshot, or runs again only a tool
+	// that is read-only or idempotent (see mcpcore.Repeatable).
+	readOnly := mcp.ToolAnnotation{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
 	s.AddTools(
 		server.ServerTool{Tool: mcp.Tool{
 			Name:           a.names.Next,
@@ -171,8 +175,10 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		if err != nil {
 			return next(ctx, req) // the tool reports its own bad input
 		}
-		call := mcpcore.Call{Tool: name, Arguments: args, Subject: a.subjectOf(ctx, req)}
-		wire, res, err := a.run(ctx, &call, func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
+		readOnly, idempotent := a.hintsOf(name)
+		call := mcpcore.Call{Tool: name, Arguments: args, Subject: a.subjectOf(ctx, req),
+			Unrepeatable: !mcpcore.Repeatable(readOnly, idempotent)}
+		wire, res, err := a.run(ctx, &call, readOnly, func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
 		if err != nil {
 			return nil, err // the tool's own error, unchanged
 		}
@@ -210,10 +216,23 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 // cached.
 const resultType = "application/vnd.ctxfit.mcp-result+json"
 
-// run runs a tool with the response cache, if any, in front, and returns
+// hintsOf returns what the annotations of the tool named name say of
+// running it again; a tool without them is neither read-only nor
+// idempotent.
+func (a *adapter) hintsOf(name string) (readOnly, idempotent bool) {
+	t := a.s.GetTool(name)
+	if t == nil {
+		return false, false
+	}
+	ann := t.Tool.Annotations
+	return ann.ReadOnlyHint != nil && *ann.ReadOnlyHint, ann.IdempotentHint != nil && *ann.IdempotentHint
+}
+
+// run runs a tool with the response cache, if any and the tool is
+// cacheable (read-only), in front, and returns
 // its result as wire JSON, and as a result when the tool ran (nil on a
 // cache hit).
-func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context.Context) (*mcp.CallToolResult, error)) (json.RawMessage, *mcp.CallToolResult, error) {
+func (a *adapter) run(ctx context.Context, call *mcpcore.Call, cacheable bool, exec func(context.Context) (*mcp.CallToolResult, error)) (json.RawMessage, *mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	fetch := func(ctx context.Context) (ctxfit.Response, error) {
 		r, err := exec(ctx)
@@ -238,7 +257,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, exec func(context
 		}
 		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}
-	if a.cache != nil {
+	if a.cache != nil && cacheable {
 		fetch = cache.Wrap(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
 	}
 	resp, err := fetch(ctx)
@@ -307,7 +326,8 @@ func toResult(wire json.RawMessage) *mcp.CallToolResult {
 func (a *adapter) rerun(subject string) mcpcore.Rerun {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		call := mcpcore.Call{Tool: tool, Arguments: args, Subject: subject}
-		wire, _, err := a.run(ctx, &call, a.invoke(tool, args))
+		readOnly, _ := a.hintsOf(tool)
+		wire, _, err := a.run(ctx, &call, readOnly, a.invoke(tool, args))
 		if ie, ok := errors.AsType[*innerError](err); ok {
 			return nil, &mcpcore.ToolError{Message: ie.Error()}
 		}

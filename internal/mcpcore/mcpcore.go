@@ -122,7 +122,18 @@ type Call struct {
 	// CacheHit says whether the result came from a response cache (nil:
 	// no cache was consulted), for telemetry.
 	CacheHit *bool
+	// Unrepeatable says the tool must not run again to continue its
+	// result (see [Repeatable]): its continuations come from the store
+	// even in replay mode.
+	Unrepeatable bool
 }
+
+// Repeatable reports whether a tool with these annotation hints may run
+// again with the same arguments without changing anything more: it is
+// read-only, or idempotent. Only such tools are replayed to continue a
+// result, and only read-only ones served from a response cache. A tool
+// without annotations is neither.
+func Repeatable(readOnly, idempotent bool) bool { return readOnly || idempotent }
 
 // Names are the names under which an adapter registers its tools. Empty
 // fields mean [DefaultNextTool] and [DefaultDetailsTool].

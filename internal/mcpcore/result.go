@@ -537,7 +537,7 @@ func (s *Shaper) tooMuchMedia() error { return errNoRoom }
 
 // handle shapes one body of a result with the Guard.
 func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budget, body []byte, contentType string) (ctxfit.Result, error) {
-	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments,
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments, Unrepeatable: call.Unrepeatable,
 		RequestID: call.RequestID, Block: blk, Budget: bud}
 	res, err := s.Guard.Handle(ctx, req, func(context.Context) (ctxfit.Response, error) {
 		return ctxfit.Response{Body: body, ContentType: contentType, CacheHit: call.CacheHit}, nil
@@ -601,7 +601,7 @@ const MetaMoreCursors = "ctxfit/moreCursors"
 // link keeps a media block's bytes with the Guard and returns the
 // resource_link that stands for it.
 func (s *Shaper) link(ctx context.Context, call Call, blk int, bl block, tokens int) (json.RawMessage, error) {
-	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments, Block: blk}
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments, Unrepeatable: call.Unrepeatable, Block: blk}
 	mime := bl.mime
 	if mime == "" {
 		mime = "application/octet-stream"

@@ -1,0 +1,81 @@
+package ctxfit_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+// counting is a handler that counts its runs.
+type counting struct {
+	runs int
+	body []byte
+}
+
+func (c *counting) fetch(context.Context) (ctxfit.Response, error) {
+	c.runs++
+	return ctxfit.Response{Body: c.body, ContentType: "application/json"}, nil
+}
+
+func TestAnUnrepeatableHandlerNeverRunsAgainInReplayMode(t *testing.T) {
+	h := &counting{body: bookings(t)}
+	g, _ := newGuard(t, ctxfit.Config{Mode: ctxfit.ModeReplay})
+	req := ctxfit.Request{Endpoint: "create_report", Path: "create_report", Unrepeatable: true}
+	res, err := g.Handle(context.Background(), req, h.fetch)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Next)
+	pages := 1
+	for res.Next != "" {
+		req.Cursor = res.Next
+		res, err = g.Handle(context.Background(), req, h.fetch)
+		require.NoError(t, err)
+		pages++
+	}
+	assert.Greater(t, pages, 2)
+	assert.Equal(t, 1, h.runs, "the continuations came from the store, not from running the handler again")
+
+	// The same response, repeatable: replay runs the handler per page.
+	h.runs = 0
+	req = ctxfit.Request{Endpoint: "list", Path: "list"}
+	res, err = g.Handle(context.Background(), req, h.fetch)
+	require.NoError(t, err)
+	req.Cursor = res.Next
+	_, err = g.Handle(context.Background(), req, h.fetch)
+	require.NoError(t, err)
+	assert.Equal(t, 2, h.runs)
+}
+
+func TestAResponseThatCannotBeContinuedSaysSoWithinTheCap(t *testing.T) {
+	body := bookings(t)
+	for _, tc := range []struct {
+		name   string
+		cfg    ctxfit.Config
+		req    ctxfit.Request
+		advice bool // the note suggests repeating the request
+	}{
+		{"an unrepeatable handler and no room in the store",
+			ctxfit.Config{Mode: ctxfit.ModeReplay, StoreMaxBytes: 1024},
+			ctxfit.Request{Endpoint: "create_report", Unrepeatable: true}, false},
+		{"arguments too large for a cursor and no room in the store",
+			ctxfit.Config{Mode: ctxfit.ModeReplay, StoreMaxBytes: 1024},
+			ctxfit.Request{Endpoint: "search", Filters: []byte(`{"q":"` + strings.Repeat("x", 5000) + `"}`)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, _ := newGuard(t, tc.cfg)
+			h := &counting{body: body}
+			res, err := g.Handle(context.Background(), tc.req, h.fetch)
+			require.NoError(t, err, "what fits is sent")
+			assert.True(t, res.Shaped)
+			assert.Empty(t, res.Next)
+			assert.Empty(t, res.PartCursor)
+			assert.LessOrEqual(t, exact.Count(string(res.Body)), g.Config().HardCap)
+			assert.Contains(t, res.Summary, "The rest cannot be continued")
+			assert.Equal(t, tc.advice, strings.Contains(res.Summary, "repeat the request"), res.Summary)
+		})
+	}
+}
