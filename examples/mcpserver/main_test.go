@@ -42,7 +42,9 @@ func serverEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "CTXFIT_SECRET=an end-to-end secret of 32 bytes or more")
+	// A patient shaping time limit: a loaded machine must not turn a
+	// shape into a retryable error in a test of what is sent.
+	return append(env, "CTXFIT_SECRET=an end-to-end secret of 32 bytes or more", "CTXFIT_SHAPE_TIMEOUT=1m")
 }
 
 // start runs the example as a stdio subprocess and connects to it.
