@@ -25,7 +25,14 @@
 // produces its whole response. The remaining query parameters are the query
 // a cursor is bound to: "order" and "sort" give [ctxfit.Request.Order], and
 // all the others [ctxfit.Request.Filters], so a cursor used with other
-// filters or another order is rejected.
+// filters or another order is rejected. Values are compared as bytes: q=%ff
+// and q=%fe are different queries even though neither is UTF-8.
+//
+// A ctxfit parameter that is not URL-encoded correctly (cursor=%zz) is
+// answered with a 400 problem. The other parameters belong to the handler:
+// one that is not URL-encoded correctly (q=%zz) reaches it as written, and
+// the response is shaped as any other; cursors are then bound to the
+// handler's query string exactly as it was sent.
 //
 // # What is left alone
 //

@@ -58,7 +58,10 @@ type Options struct {
 // It reads the query parameters named by g's [ctxfit.Config.Params] (cursor,
 // limit, fields, startLine, endLine by default), "order" and "sort", and the
 // other query parameters as filters (see the package documentation). limit,
-// startLine and endLine must be integers (limit >= 0, lines >= 1).
+// startLine and endLine must be integers (limit >= 0, lines >= 1). A ctxfit
+// parameter that is not URL-encoded correctly is bad input; any other
+// parameter is the handler's, which gets it as written (a malformed % escape
+// in it is not a 400).
 //
 // It sends:
 //   - a response under the threshold, or one it leaves alone (see the
@@ -73,8 +76,9 @@ type Options struct {
 //     status 200;
 //   - 400 with an application/problem+json [ctxfit.Problem] for bad input:
 //     a malformed, tampered, expired or foreign cursor, a bad limit, an
-//     unknown field, a bad line range; the handler's response, if it ran,
-//     is discarded;
+//     unknown field, a bad line range, a ctxfit parameter that is not
+//     URL-encoded correctly; the handler's response, if it ran, is
+//     discarded;
 //   - 503 with Retry-After and a problem document when the snapshot store is
 //     unavailable.
 //
@@ -332,6 +336,9 @@ func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
 	var pe *paramError
 	if errors.As(err, &pe) {
 		p.Parameter = pe.param
+		if p.Expected == "" {
+			p.Expected = pe.expected
+		}
 	}
 	return p
 }
