@@ -55,13 +55,13 @@ type Options struct {
 // Middleware returns middleware that keeps the responses of the handler it
 // wraps within the token budget of g, as [ctxfit.Guard.Handle] describes.
 //
-// It reads the query parameters named by g's [ctxfit.Config.Params] (cursor,
-// limit, fields, startLine, endLine by default), "order" and "sort", and the
-// other query parameters as filters (see the package documentation). limit,
-// startLine and endLine must be integers (limit >= 0, lines >= 1). A ctxfit
-// parameter that is not URL-encoded correctly is bad input; any other
-// parameter is the handler's, which gets it as written (a malformed % escape
-// in it is not a 400).
+// It reads the query parameters named by g's [ctxfit.Config.Params]
+// (cursor, limit, fields, startLine, endLine, part by default), "order" and
+// "sort", and the other query parameters as filters (see the package
+// documentation). limit, startLine and endLine must be integers (limit >=
+// 0, lines >= 1), part an integer >= 1. A ctxfit parameter that is not
+// URL-encoded correctly is bad input; any other parameter is the handler's,
+// which gets it as written (a malformed % escape in it is not a 400).
 //
 // It sends:
 //   - a response under the threshold, or one it leaves alone (see the
