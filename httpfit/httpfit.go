@@ -20,12 +20,42 @@
 // # Request parameters
 //
 // The middleware reads the parameters named by [ctxfit.Config.Params] from
-// the query string (defaults: cursor, limit, fields, startLine, endLine) and
-// removes them from the request the handler sees, which therefore always
-// produces its whole response. The remaining query parameters are the query
+// the query string (defaults: cursor, limit, fields, startLine, endLine,
+// part) and removes them from the request the handler sees, which
+// therefore always produces its whole response. The remaining query parameters are the query
 // a cursor is bound to: "order" and "sort" give [ctxfit.Request.Order], and
 // all the others [ctxfit.Request.Filters], so a cursor used with other
-// filters or another order is rejected.
+// filters or another order is rejected. Values are compared as bytes: q=%ff
+// and q=%fe are different queries even though neither is UTF-8.
+//
+// A ctxfit parameter that is not URL-encoded correctly (cursor=%zz) is
+// answered with a 400 problem. The other parameters belong to the handler:
+// one that is not URL-encoded correctly (q=%zz) reaches it as written, and
+// the response is shaped as any other; cursors are then bound to the
+// handler's query string exactly as it was sent.
+//
+// # Who may follow a cursor
+//
+// A cursor continues only the request it was issued for: the same route
+// pattern, method and concrete path, the same filters and order, and the
+// same subject. Anything else is answered with a 400 cursor_mismatch
+// problem, and nothing of the data behind the cursor.
+//
+// The subject is what [Options.Subject] returns. When it is nil, the
+// subject is a keyed digest of the credentials the request carried, its
+// Authorization header and its cookies ([ctxfit.Guard.CredentialSubject]);
+// a request with neither has no subject, and its cursors are refused to a
+// request with credentials. So by default a cursor issued to one bearer
+// token or session cookie is refused to another, and a rotated token, a
+// renewed session or any changed cookie means following the cursors from
+// the first page again. To bind cursors to the user instead, have
+// Options.Subject return the authenticated user ID, for example from the
+// request's context where the authentication middleware in front of
+// httpfit put it:
+//
+//	httpfit.Middleware(g, &httpfit.Options{
+//		Subject: func(r *http.Request) string { return "user:" + auth.UserID(r.Context()) },
+//	})
 //
 // # What is left alone
 //

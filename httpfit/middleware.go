@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,6 +44,11 @@ type Options struct {
 	// RequestID returns the ID that correlates a request's telemetry. Nil
 	// means the X-Request-Id request header ("" when absent).
 	RequestID func(*http.Request) string
+	// Logger receives the internal errors the middleware answers with a
+	// 500 problem, or fails open on (see [Middleware]). Their messages may
+	// hold a backend's (a panicking store's, say), so the client gets a
+	// generic detail and the message goes here. Nil means slog.Default().
+	Logger *slog.Logger
 	// Cache serves GET responses with status 200 from a response cache
 	// (package cache), keyed by endpoint, path, subject and the query's raw
 	// parameters, under HTTP's caching rules for a shared cache (see
@@ -55,10 +61,13 @@ type Options struct {
 // Middleware returns middleware that keeps the responses of the handler it
 // wraps within the token budget of g, as [ctxfit.Guard.Handle] describes.
 //
-// It reads the query parameters named by g's [ctxfit.Config.Params] (cursor,
-// limit, fields, startLine, endLine by default), "order" and "sort", and the
-// other query parameters as filters (see the package documentation). limit,
-// startLine and endLine must be integers (limit >= 0, lines >= 1).
+// It reads the query parameters named by g's [ctxfit.Config.Params]
+// (cursor, limit, fields, startLine, endLine, part by default), "order" and
+// "sort", and the other query parameters as filters (see the package
+// documentation). limit, startLine and endLine must be integers (limit >=
+// 0, lines >= 1), part an integer >= 1. A ctxfit parameter that is not
+// URL-encoded correctly is bad input; any other parameter is the handler's,
+// which gets it as written (a malformed % escape in it is not a 400).
 //
 // It sends:
 //   - a response under the threshold, or one it leaves alone (see the
@@ -73,8 +82,9 @@ type Options struct {
 //     status 200;
 //   - 400 with an application/problem+json [ctxfit.Problem] for bad input:
 //     a malformed, tampered, expired or foreign cursor, a bad limit, an
-//     unknown field, a bad line range; the handler's response, if it ran,
-//     is discarded;
+//     unknown field, a bad line range, a ctxfit parameter that is not
+//     URL-encoded correctly; the handler's response, if it ran, is
+//     discarded;
 //   - 503 with Retry-After and a problem document when the snapshot store is
 //     unavailable.
 //
@@ -82,7 +92,10 @@ type Options struct {
 // fault; a panic falls back to a byte-bounded cut inside the Guard), the
 // handler's response is sent as it was if it cannot be over the hard cap
 // (no more bytes than the cap), and a 500 problem otherwise: nothing over
-// the hard cap ever goes out. A panic in the wrapped handler is not the middleware's business:
+// the hard cap ever goes out. Either way the error goes to
+// [Options.Logger], and the problem's detail is generic: no problem
+// echoes a backend's message (a store's errors are a 503 that says the
+// store is unavailable). A panic in the wrapped handler is not the middleware's business:
 // it propagates, with the same value, as it would without the middleware.
 //
 // The ResponseWriter the handler gets implements http.Flusher and
@@ -245,6 +258,10 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, para
 	}
 	if err != nil {
 		p := problemOf(err, params)
+		if p.Status == http.StatusInternalServerError {
+			c.h.logInternal(c.inner, err)
+			p.Detail = internalDetail
+		}
 		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched && bw.buf.Len() <= c.hardCap {
 			// Fail open, but only with a response that cannot be over the
 			// hard cap (n bytes never hold more than n tokens).
@@ -325,6 +342,20 @@ func (h *handler) endpoint(r *http.Request, cfg ctxfit.Config) string {
 	return r.Method + " " + r.URL.Path
 }
 
+// internalDetail is the detail of a 500 problem: what went wrong inside is
+// logged, not sent.
+const internalDetail = "ctxfit: the response could not be shaped because of an internal error (logged on the server)"
+
+// logInternal logs an internal error of the request r.
+func (h *handler) logInternal(r *http.Request, err error) {
+	l := h.opts.Logger
+	if l == nil {
+		l = slog.Default()
+	}
+	l.LogAttrs(r.Context(), slog.LevelError, "httpfit: shaping the response failed",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
+}
+
 // problemOf maps err to a problem, naming the parameter at fault when the
 // middleware found it.
 func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
@@ -332,6 +363,9 @@ func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
 	var pe *paramError
 	if errors.As(err, &pe) {
 		p.Parameter = pe.param
+		if p.Expected == "" {
+			p.Expected = pe.expected
+		}
 	}
 	return p
 }

@@ -377,7 +377,7 @@ func TestBadInputIsAnsweredWithA400ProblemThatSaysWhatToDo(t *testing.T) {
 		{"a line range past the end", "/api/log?startLine=5000&endLine=6000", "line_range_invalid", "startLine"},
 		{"a start line of zero", "/api/log?startLine=0", "line_range_invalid", "startLine"},
 		{"an end line that is not an integer", "/api/log?endLine=last", "line_range_invalid", "endLine"},
-		{"a parameter that is not URL-encoded", "/api/bookings?status=%zz", "parameter_invalid", "status"},
+		{"a ctxfit parameter that is not URL-encoded", "/api/bookings?status=ok&limit=%zz", "parameter_invalid", "limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is a 400 "+tt.code, func(t *testing.T) {

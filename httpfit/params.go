@@ -25,10 +25,12 @@ type query struct {
 	stripped           string // the query string without the ctxfit parameters
 }
 
-// paramError names the parameter at fault for the problem document.
+// paramError names the parameter at fault for the problem document, and
+// what it should hold when the Guard's problem does not say.
 type paramError struct {
-	param string
-	err   error
+	param    string
+	expected string
+	err      error
 }
 
 func (e *paramError) Error() string { return e.err.Error() }
@@ -36,6 +38,12 @@ func (e *paramError) Unwrap() error { return e.err }
 
 // parseQuery reads the ctxfit parameters named by p, the order and the
 // filters from raw. Of a repeated ctxfit parameter the first value counts.
+//
+// A ctxfit parameter that is not URL-encoded correctly is an error. Any
+// other parameter belongs to the handler, which gets it as it was written;
+// when one of them is not URL-encoded correctly, the filters are the JSON
+// string of the handler's query (raw without the ctxfit parameters), byte
+// for byte, so cursors are bound to the query as sent.
 //
 // It allocates only for what it returns: the filters' JSON, and the
 // stripped query or order when they differ from substrings of raw.
@@ -45,13 +53,14 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		return q, nil
 	}
 	var (
-		buf     [4]filter
-		filters = buf[:0]
-		limit   = ""
-		start   = ""
-		end     = ""
-		part    = ""
-		seen    uint8
+		buf      [4]filter
+		filters  = buf[:0]
+		limit    = ""
+		start    = ""
+		end      = ""
+		part     = ""
+		seen     uint8
+		verbatim bool // a parameter of the handler's is not URL-encoded correctly
 	)
 	// The ctxfit parameters, by name, and where each one's value goes.
 	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine, p.Part}
@@ -65,9 +74,13 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		}
 		key, val, _ := strings.Cut(seg, "=")
 		if escaped {
+			var ok bool
 			var err error
-			if key, val, err = unescapePair(seg); err != nil {
+			if key, val, ok, err = unescapePair(seg, names[:]); err != nil {
 				return q, err
+			} else if !ok {
+				verbatim = true
+				continue
 			}
 		}
 		slot := slotOf(names[:], key)
@@ -94,12 +107,12 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	var err error
 	if limit != "" {
 		if q.limit, err = strconv.Atoi(limit); err != nil || q.limit < 0 {
-			return q, &paramError{p.Limit, fmt.Errorf("httpfit: %w: %s=%q is not a non-negative integer", pagination.ErrInvalidLimit, p.Limit, limit)}
+			return q, &paramError{param: p.Limit, err: fmt.Errorf("httpfit: %w: %s=%q is not a non-negative integer", pagination.ErrInvalidLimit, p.Limit, shortValue(limit))}
 		}
 	}
 	if part != "" {
 		if q.part, err = strconv.ParseInt(part, 10, 64); err != nil || q.part < 1 {
-			return q, &paramError{p.Part, fmt.Errorf("httpfit: %w: %s=%q is not a part number (the \"ctxfit:part\" of a placeholder)", ctxfit.ErrPart, p.Part, shortValue(part))}
+			return q, &paramError{param: p.Part, err: fmt.Errorf("httpfit: %w: %s=%q is not a part number (the \"ctxfit:part\" of a placeholder)", ctxfit.ErrPart, p.Part, shortValue(part))}
 		}
 	}
 	if q.startLine, err = lineParam(p.StartLine, start); err != nil {
@@ -108,7 +121,10 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	if q.endLine, err = lineParam(p.EndLine, end); err != nil {
 		return q, err
 	}
-	if len(filters) > 0 {
+	switch {
+	case verbatim:
+		q.filters = appendString(make([]byte, 0, len(q.stripped)+2), q.stripped)
+	case len(filters) > 0:
 		q.filters = canonicalFilters(filters)
 	}
 	return q, nil
@@ -119,16 +135,22 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 type filter struct{ key, val string }
 
 // unescapePair splits a query segment at its first "=" and unescapes both
-// sides.
-func unescapePair(seg string) (key, val string, err error) {
+// sides. ok is false for a segment that is not URL-encoded correctly and is
+// not one of the ctxfit parameters names: it is the handler's business. err
+// is set for a ctxfit parameter whose value is not URL-encoded correctly.
+func unescapePair(seg string, names []string) (key, val string, ok bool, err error) {
 	k, v, _ := strings.Cut(seg, "=")
 	if key, err = url.QueryUnescape(k); err != nil {
-		return "", "", &paramError{k, fmt.Errorf("%w: httpfit: the query parameter name %q is not URL-encoded correctly", ctxfit.ErrBadRequest, k)}
+		return "", "", false, nil // not a name ctxfit reads
 	}
 	if val, err = url.QueryUnescape(v); err != nil {
-		return "", "", &paramError{key, fmt.Errorf("%w: httpfit: the value of %s is not URL-encoded correctly", ctxfit.ErrBadRequest, key)}
+		if slotOf(names, key) < 0 {
+			return "", "", false, nil
+		}
+		return "", "", false, &paramError{param: key, expected: "a URL-encoded value: each % followed by two hexadecimal digits",
+			err: fmt.Errorf("%w: httpfit: the value of %s is not URL-encoded correctly (a %% must start an escape such as %%25 or %%2C); send the value exactly as ctxfit gave it, URL-encoded", ctxfit.ErrBadRequest, key)}
 	}
-	return key, val, nil
+	return key, val, true, nil
 }
 
 func slotOf(names []string, key string) int {
@@ -141,7 +163,7 @@ func slotOf(names []string, key string) int {
 }
 
 // strip returns raw without its ctxfit parameters (and empty segments).
-// raw is known to unescape cleanly.
+// Every ctxfit parameter in raw is known to unescape cleanly.
 func strip(raw string, names []string) string {
 	var b strings.Builder
 	b.Grow(len(raw))
@@ -151,7 +173,7 @@ func strip(raw string, names []string) string {
 		if seg == "" {
 			continue
 		}
-		if key, _, _ := unescapePair(seg); slotOf(names, key) >= 0 {
+		if key, _, ok, _ := unescapePair(seg, names); ok && slotOf(names, key) >= 0 {
 			continue
 		}
 		if b.Len() > 0 {
@@ -168,7 +190,7 @@ func lineParam(name, v string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, &paramError{name, fmt.Errorf("httpfit: %w: %s=%q is not a line number (an integer from 1)", chunk.ErrLineRange, name, v)}
+		return 0, &paramError{param: name, err: fmt.Errorf("httpfit: %w: %s=%q is not a line number (an integer from 1)", chunk.ErrLineRange, name, shortValue(v))}
 	}
 	return n, nil
 }

@@ -29,6 +29,10 @@ func TestParseQuery(t *testing.T) {
 		{"order and sort are the order, not filters", "order=new&sort=id&x=1", `{"x":"1"}`, "new,id", "order=new&sort=id&x=1", 0},
 		{"ctxfit parameters are removed for the handler", "cursor=abc&x=%3C1%3E&limit=5&fields=all", `{"x":"<1>"}`, "", "x=%3C1%3E", 5},
 		{"an empty value is a filter too", "status=", `{"status":""}`, "", "status=", 0},
+		{"a parameter that is not URL-encoded makes the filters the query as sent", "b=1&q=%zz&limit=5&a=%41", `"b=1&q=%zz&a=%41"`, "", "b=1&q=%zz&a=%41", 5},
+		{"so does a name that is not URL-encoded", "%zz&order=x", `"%zz&order=x"`, "x", "%zz&order=x", 0},
+		{"and an order that is not", "order=%zz&cursor=c", `"order=%zz"`, "", "order=%zz", 0},
+		{"a query as sent is quoted as JSON", `q=%zz"\`, `"q=%zz\"\\"`, "", `q=%zz"\`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,16 +46,21 @@ func TestParseQuery(t *testing.T) {
 	}
 }
 
-// FuzzParseQuery checks that any query string is either rejected or read
-// into filters that are the canonical JSON cursors compare
-// (rawjson.Canonical).
+// FuzzParseQuery checks that any query string is either rejected for a
+// ctxfit parameter or read into filters that are the canonical JSON cursors
+// compare (rawjson.Canonical): the parameters, or the query as sent when one
+// of the handler's parameters is not URL-encoded correctly.
 func FuzzParseQuery(f *testing.F) {
-	for _, seed := range []string{"", "a=1&b=2&a=3", "cursor=x&limit=-1", "x=%zz", "q=%E2%80%A8&q=<>&sort=z", "startLine=2&endLine=1&=&&"} {
+	for _, seed := range []string{"", "a=1&b=2&a=3", "cursor=x&limit=-1", "x=%zz", "q=%E2%80%A8&q=<>&sort=z", "startLine=2&endLine=1&=&&",
+		"q=%&limit=%zz", "%zz=1&cursor=a", "order=%zz&sort=%41", "q=%ff&q=%fe"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := parseQuery(raw, defaultParams)
 		if err != nil {
+			var pe *paramError
+			require.ErrorAs(t, err, &pe)
+			assert.Contains(t, []string{"cursor", "limit", "fields", "startLine", "endLine", "part"}, pe.param, "only ctxfit's own parameters are rejected")
 			return
 		}
 		all, perr := url.ParseQuery(raw)
@@ -59,14 +68,24 @@ func FuzzParseQuery(f *testing.F) {
 			_, err = url.ParseQuery(q.stripped)
 			assert.NoError(t, err, "a well-formed query stays well-formed for the handler")
 		}
-		var v map[string]any
-		if q.filters != nil {
-			require.NoError(t, json.Unmarshal(q.filters, &v))
-		}
 		if q.filters != nil {
 			want, err := rawjson.Canonical(nil, q.filters)
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(q.filters))
+		}
+		var v map[string]any
+		if q.filters != nil && q.filters[0] == '"' {
+			var asSent string
+			require.NoError(t, json.Unmarshal(q.filters, &asSent))
+			if utf8.ValidString(q.stripped) {
+				assert.Equal(t, q.stripped, asSent, "the filters are the handler's query as sent")
+			}
+			_, err := url.ParseQuery(q.stripped)
+			assert.Error(t, err, "only a query with a parameter that is not URL-encoded correctly")
+			return
+		}
+		if q.filters != nil {
+			require.NoError(t, json.Unmarshal(q.filters, &v))
 		}
 		if perr != nil {
 			return

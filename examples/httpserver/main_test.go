@@ -192,12 +192,21 @@ func TestBadInputIsAnsweredWithAProblem(t *testing.T) {
 	c := url.QueryEscape(first.NextCursor)
 	tampered := []byte(first.NextCursor)
 	tampered[len(tampered)/2] ^= 2
+	_, body = get(t, ts, "/api/v1/logs/app")
+	var chunk struct {
+		NextCursor string `json:"nextCursor"`
+	}
+	require.NoError(t, json.Unmarshal(body, &chunk))
+	require.NotEmpty(t, chunk.NextCursor)
+	logCursor := url.QueryEscape(chunk.NextCursor)
 
 	tests := []struct{ name, target, code string }{
 		{"a malformed cursor", "/api/v1/bookings?cursor=not-a-cursor", "cursor_invalid"},
 		{"a tampered cursor", "/api/v1/bookings?status=confirmed&cursor=" + url.QueryEscape(string(tampered)), "cursor_invalid"},
 		{"a cursor on another endpoint", "/api/v1/logs/app?status=confirmed&cursor=" + c, "cursor_mismatch"},
 		{"a cursor with another filter", "/api/v1/bookings?status=pending&cursor=" + c, "cursor_mismatch"},
+		{"a log's cursor on a log that does not exist", "/api/v1/logs/nope?cursor=" + logCursor, "cursor_mismatch"},
+		{"a cursor that is not URL-encoded", "/api/v1/bookings?cursor=%zz", "parameter_invalid"},
 		{"a limit over the maximum", "/api/v1/bookings?limit=1000", "limit_invalid"},
 		{"a limit that is not a number", "/api/v1/bookings?limit=all", "limit_invalid"},
 		{"an unknown field", "/api/v1/bookings/BK00001?fields=nosuch", "fields_invalid"},
@@ -214,6 +223,11 @@ func TestBadInputIsAnsweredWithAProblem(t *testing.T) {
 			assert.NotEmpty(t, p.Suggestion)
 		})
 	}
+	t.Run("a malformed escape in the API's own parameter is the API's business", func(t *testing.T) {
+		resp, body := get(t, ts, "/api/v1/bookings?status=%zz")
+		assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		assert.Equal(t, "pagination", resp.Header.Get("Ctxfit-Strategy"))
+	})
 	t.Run("the API's own errors pass through", func(t *testing.T) {
 		resp, body := get(t, ts, "/api/v1/bookings/BK99999")
 		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
