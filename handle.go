@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,10 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 		res.Record.Strategy = telemetry.StrategyError
 		res.Record.Outcome = telemetry.OutcomeRejected
 		res.Record.ErrorType = ProblemOf(err, Params{}).Code
+		if res.Record.ErrorType == codeInternal {
+			// The client gets a generic problem; the operator, the cause.
+			g.logger.Error("ctxfit: internal error", "endpoint", req.Endpoint, "err", err)
+		}
 		g.emit(ctx, res.Record)
 		return Result{Record: res.Record}, err
 	}
@@ -242,11 +247,15 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 			return
 		}
 		reason := fmt.Sprintf("panic: %v", p)
+		// The panic's value may hold anything (data, a backend's message):
+		// it goes to the log and to telemetry, never to the client.
+		s.g.logger.Error("ctxfit: shaping panicked; sending a byte cut", "endpoint", s.req.Endpoint,
+			"panic", reason, "stack", string(debug.Stack()))
 		s.fallback = true
 		func() {
 			defer func() {
 				if recover() != nil {
-					res, err = Result{}, fmt.Errorf("ctxfit: shaping failed (%s)", reason)
+					res, err = Result{}, errInternal
 				}
 			}()
 			res, err = s.serveCut(ref{kind: contCut, end: int64(len(s.data))})
@@ -446,11 +455,32 @@ func (s *shaper) openPart(part int64) (Result, error) {
 	return s.serveValue(int(part), end)
 }
 
+// get and put call the store; a store that panics is unavailable, as one
+// that fails (its panic value, which may hold anything, is logged as the
+// store's error, never shown).
+func (g *Guard) get(ctx context.Context, id string) (data []byte, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			data, ok, err = nil, false, fmt.Errorf("store panicked: %v", p)
+		}
+	}()
+	return g.store.Get(ctx, id)
+}
+
+func (g *Guard) put(ctx context.Context, id string, data []byte, ttl time.Duration) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store panicked: %v", p)
+		}
+	}()
+	return g.store.Put(ctx, id, data, ttl)
+}
+
 // load returns the data a ref leads to: from the store, or (replay mode)
 // from the handler, checked against the fingerprint.
 func (g *Guard) load(ctx context.Context, e *engine, r ref, fetch Fetch) ([]byte, error) {
 	if r.snap.stored {
-		data, ok, err := g.store.Get(ctx, r.snap.id)
+		data, ok, err := g.get(ctx, r.snap.id)
 		if err != nil {
 			return nil, g.storeError(err)
 		}
@@ -508,7 +538,7 @@ func (g *Guard) ResumeContext(ctx context.Context, token, subject string) (Reque
 		case argsInline:
 			req.Filters = r.args[1:]
 		case argsStored:
-			args, ok, err := g.store.Get(ctx, string(r.args[1:]))
+			args, ok, err := g.get(ctx, string(r.args[1:]))
 			if err != nil {
 				return Request{}, g.storeError(err)
 			}

@@ -76,7 +76,7 @@ func ProblemOf(err error, params Params) Problem {
 			Suggestion: "Request the first page again without a cursor, then follow the new cursors promptly."}.with(err)
 	case errors.Is(err, cursor.ErrMismatch):
 		return Problem{Status: 400, Code: "cursor_mismatch", Title: "Cursor belongs to another request", Parameter: p.Cursor,
-			Expected:   "a cursor issued for this endpoint with the same filters and order",
+			Expected:   "a cursor issued for this same request: its endpoint, path, method, filters and order",
 			Suggestion: "Repeat the request with the same endpoint, filters and order the cursor was issued for, or request the first page again without a cursor."}.with(err)
 	case errors.Is(err, cursor.ErrInvalid), errors.Is(err, cursor.ErrMalformed):
 		return Problem{Status: 400, Code: "cursor_invalid", Title: "Invalid cursor", Parameter: p.Cursor,
@@ -114,10 +114,19 @@ func ProblemOf(err error, params Params) Problem {
 		return Problem{Status: 503, Code: "store_unavailable", Title: "Snapshot store unavailable",
 			Suggestion: "Retry the same request in a few seconds.", RetryAfter: 5}.with(err)
 	default:
-		return Problem{Status: 500, Code: "internal", Title: "Internal error",
-			Suggestion: "Retry the request; if it keeps failing, request the first page again without a cursor."}.with(err)
+		// An internal error's text may hold anything (a panic's value, a
+		// backend's message): the client gets a generic detail, and the
+		// Guard logs the error.
+		return Problem{Status: 500, Code: codeInternal, Title: "Internal error", Detail: errInternal.Error(),
+			Suggestion: "Retry the request; if it keeps failing, request the first page again without a cursor."}
 	}
 }
+
+// codeInternal is the code of a problem no other case explains.
+const codeInternal = "internal"
+
+// errInternal is what a client is told of an internal error.
+var errInternal = errors.New("ctxfit: internal error; the server logged the cause")
 
 func (p Problem) with(err error) Problem {
 	p.Detail = shorten(err.Error(), maxDetail)

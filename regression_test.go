@@ -6,15 +6,19 @@ package ctxfit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -228,4 +232,41 @@ func TestTheStrategyDoesNotDependOnTiming(t *testing.T) {
 	for _, s := range strategies {
 		assert.Equal(t, telemetry.StrategyPagination, s)
 	}
+}
+
+func TestAnInternalErrorTellsTheClientNothingOfItsCause(t *testing.T) {
+	p := ctxfit.ProblemOf(errors.New("redis: OOM at 10.0.0.7, password hunter2"), ctxfit.Params{})
+	assert.Equal(t, 500, p.Status)
+	assert.Equal(t, "internal", p.Code)
+	assert.NotContains(t, p.Detail, "hunter2")
+	assert.NotContains(t, p.Detail, "redis")
+	assert.NotEmpty(t, p.Suggestion)
+}
+
+// panickyStore is a store whose every call panics with a message that
+// must not reach a client.
+type panickyStore struct{ store.Store }
+
+func (panickyStore) Put(context.Context, string, []byte, time.Duration) error {
+	panic("redis: OOM at 10.0.0.7, password hunter2")
+}
+
+func (panickyStore) Get(context.Context, string) ([]byte, bool, error) {
+	panic("redis: OOM at 10.0.0.7, password hunter2")
+}
+
+func TestAStoreThatPanicsIsUnavailableAndItsMessageIsLoggedNotSent(t *testing.T) {
+	var log strings.Builder
+	mem := store.NewMemory(nil)
+	t.Cleanup(func() { _ = mem.Close() })
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret}, Store: panickyStore{mem},
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(bookings(t), "application/json"))
+	require.ErrorIs(t, err, ctxfit.ErrStoreUnavailable)
+	p := ctxfit.ProblemOf(err, ctxfit.Params{})
+	assert.Equal(t, 503, p.Status)
+	assert.NotContains(t, p.Detail, "hunter2")
+	assert.Contains(t, log.String(), "hunter2", "the operator gets the cause")
 }

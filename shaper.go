@@ -96,7 +96,7 @@ func (s *shaper) keep() (snapRef, error) {
 		ref = snapRef{id: fingerprint(s.data)}
 	} else {
 		id := store.IDOf(s.data) // identical snapshots share one entry
-		err := s.g.store.Put(s.storeCtx(), id, s.data, time.Duration(s.e.cfg.CursorTTL))
+		err := s.g.put(s.storeCtx(), id, s.data, time.Duration(s.e.cfg.CursorTTL))
 		switch {
 		case (errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrFull)) && s.req.Unrepeatable:
 			// No room for it, and the handler must not run again.
@@ -167,7 +167,7 @@ func (s *shaper) carry(filters []byte) ([]byte, error) {
 		return append([]byte{argsInline}, filters...), nil
 	}
 	id := store.IDOf(filters)
-	if err := s.g.store.Put(s.storeCtx(), id, filters, time.Duration(s.e.cfg.CursorTTL)); err != nil {
+	if err := s.g.put(s.storeCtx(), id, filters, time.Duration(s.e.cfg.CursorTTL)); err != nil {
 		if errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrFull) {
 			return nil, errNoContinuation
 		}

@@ -439,7 +439,7 @@ var (
 	errOtherScope   = fmt.Errorf("%w (it was issued for another endpoint or tool)", ErrMismatch)
 	errOtherSubject = fmt.Errorf("%w (it was issued for another subject)", ErrMismatch)
 	errOtherFilters = fmt.Errorf("%w (it was issued for other filters)", ErrMismatch)
-	errOtherQuery   = fmt.Errorf("%w (it was issued for another sort order or other filters)", ErrMismatch)
+	errOtherQuery   = fmt.Errorf("%w (it was issued for another path, method, sort order or other filters)", ErrMismatch)
 )
 
 // key returns the key with the given ID, or nil.

@@ -94,8 +94,8 @@ func TestAProblemNeverEchoesABackendErrorTheLogHasIt(t *testing.T) {
 	}{
 		{"a store that fails its writes is a 503", false, 0, http.StatusServiceUnavailable, "store_unavailable", "5"},
 		{"a store that fails its reads is a 503", false, 1, http.StatusServiceUnavailable, "store_unavailable", "5"},
-		{"a store that panics in a write is a 500", true, 0, http.StatusInternalServerError, "internal", ""},
-		{"a store that panics in a read is a 500", true, 1, http.StatusInternalServerError, "internal", ""},
+		{"a store that panics in a write is a 503", true, 0, http.StatusServiceUnavailable, "store_unavailable", "5"},
+		{"a store that panics in a read is a 503", true, 1, http.StatusServiceUnavailable, "store_unavailable", "5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" that says nothing of the backend", func(t *testing.T) {
