@@ -46,6 +46,15 @@
 // continued, and the inner call is never shaped twice. Middleware added
 // after Install runs once, for the call of ctxfit_next itself.
 //
+// What a re-run may run is narrow: only the call its cursor was issued for
+// (tool and arguments sealed and signed in it), for the caller it was
+// issued to (see [Options.Subject]), within the cursor's lifetime, and only
+// for a tool annotated read-only or idempotent. That call passed the whole
+// chain when it was made; a policy of middleware added after Install that
+// changes within the cursor's lifetime is not checked again for the re-run.
+// Where that matters, add such middleware before Install, or use store
+// mode, where a continuation never runs the tool.
+//
 // # Errors
 //
 // Errors the model can fix (a malformed, tampered, expired or foreign
