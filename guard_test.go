@@ -45,6 +45,9 @@ func newGuard(t *testing.T, cfg ctxfit.Config) (*ctxfit.Guard, *clock) {
 		// a timeout. TestTheStrategyDoesNotDependOnTiming tests the limit.
 		cfg.ShapeTimeout = ctxfit.Duration(time.Hour)
 	}
+	if cfg.AdmissionWait == 0 {
+		cfg.AdmissionWait = ctxfit.Duration(time.Hour) // likewise for the wait for room to shape
+	}
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Now: clk.now})
 	require.NoError(t, err)

@@ -97,7 +97,7 @@ func cleanEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "CTXFIT_SECRET="+testSecret, "CTXFIT_SHAPE_TIMEOUT=1m")
+	return append(env, "CTXFIT_SECRET="+testSecret, "CTXFIT_SHAPE_TIMEOUT=1m", "CTXFIT_ADMISSION_WAIT=1m")
 }
 
 // connect runs bin with args as a stdio MCP server and connects to it; its

@@ -65,6 +65,14 @@ func newFixture(t *testing.T, opts ctxfit.Options) *fixture {
 	if opts.Config.Secret == "" {
 		opts.Config.Secret = secret
 	}
+	// Tests of what is sent, not of when: patient time limits, so that a
+	// loaded machine turns no shape into a 503.
+	if opts.Config.ShapeTimeout == 0 {
+		opts.Config.ShapeTimeout = ctxfit.Duration(time.Hour)
+	}
+	if opts.Config.AdmissionWait == 0 {
+		opts.Config.AdmissionWait = ctxfit.Duration(time.Hour)
+	}
 	f := &fixture{clock: fakeclock.New(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)), records: &records{}}
 	opts.Now = f.clock.Now
 	opts.Sink = f.records

@@ -116,6 +116,9 @@ func newGuard(t *testing.T, cfg ctxfit.Config) *ctxfit.Guard {
 	if cfg.ShapeTimeout == 0 {
 		cfg.ShapeTimeout = ctxfit.Duration(time.Hour) // not a test of timing: a loaded machine must not time out
 	}
+	if cfg.AdmissionWait == 0 {
+		cfg.AdmissionWait = ctxfit.Duration(time.Hour) // nor wait too little for room to shape
+	}
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
 	require.NoError(t, err)
 	t.Cleanup(func() { g.Close() })

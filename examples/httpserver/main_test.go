@@ -32,7 +32,7 @@ func start(t *testing.T) *httptest.Server {
 	// A generous shaping time limit: under the race detector, counting the
 	// 10,000-line log takes longer than the default 2 s, and the guard would
 	// (correctly) fall back to byte cuts instead of line-aware chunks.
-	cfg := withExampleEndpoints(ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Minute)})
+	cfg := withExampleEndpoints(ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Minute), AdmissionWait: ctxfit.Duration(time.Minute)})
 	s, err := newServer(cfg, quiet)
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)

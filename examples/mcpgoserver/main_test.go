@@ -123,7 +123,7 @@ func start(t *testing.T, bin string, args ...string) *mcp.ClientSession {
 	cmd := exec.Command(bin, args...)
 	// A patient shaping time limit: a loaded machine must not turn a
 	// shape into a retryable error in a test of what is sent.
-	cmd.Env = append(os.Environ(), "CTXFIT_SECRET=0123456789abcdef0123456789abcdef-e2e", "CTXFIT_SHAPE_TIMEOUT=1m")
+	cmd.Env = append(os.Environ(), "CTXFIT_SECRET=0123456789abcdef0123456789abcdef-e2e", "CTXFIT_SHAPE_TIMEOUT=1m", "CTXFIT_ADMISSION_WAIT=1m")
 	cmd.Stderr = os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)

@@ -44,7 +44,7 @@ func serverEnv() []string {
 	}
 	// A patient shaping time limit: a loaded machine must not turn a
 	// shape into a retryable error in a test of what is sent.
-	return append(env, "CTXFIT_SECRET=an end-to-end secret of 32 bytes or more", "CTXFIT_SHAPE_TIMEOUT=1m")
+	return append(env, "CTXFIT_SECRET=an end-to-end secret of 32 bytes or more", "CTXFIT_SHAPE_TIMEOUT=1m", "CTXFIT_ADMISSION_WAIT=1m")
 }
 
 // start runs the example as a stdio subprocess and connects to it.
