@@ -26,7 +26,7 @@ const (
 	// DefaultMaxShapingBytes bounds the bytes of the responses being
 	// shaped at once, across requests.
 	DefaultMaxShapingBytes = 256 << 20 // 256 MiB
-	DefaultAdmissionWait   = 250 * time.Millisecond
+	DefaultAdmissionWait   = 2 * time.Second
 )
 
 // Config is the serializable part of the guard's settings: what an operator
@@ -89,7 +89,7 @@ type Config struct {
 	// AdmissionWait is how long a request waits for room under
 	// MaxConcurrentShaping and MaxShapingBytes; past it the request gets a
 	// retryable 503 (shaping_busy, Retry-After), never a queue without
-	// bound. Zero means 250 ms. CTXFIT_ADMISSION_WAIT.
+	// bound. Zero means 2 s. CTXFIT_ADMISSION_WAIT.
 	AdmissionWait Duration `json:"admissionWait,omitempty" yaml:"admissionWait,omitempty" validate:"gte=0"`
 	// StoreMaxBytes and StoreMaxItems bound the in-memory snapshot store.
 	// Zero means 64 MiB and 10,000. CTXFIT_STORE_MAX_BYTES,

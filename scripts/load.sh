@@ -282,7 +282,12 @@ echo "    (400 cursor_stale, the documented answer). The checker's walks restart
 
 if [ "$failed" != 0 ]; then
   echo "== load: FAILED" >&2
-  for f in "$tmp"/*.log; do echo "--- $(basename "$f") (tail)" >&2; tail -n 5 "$f" >&2; done
+  for f in "$tmp"/*.log; do
+    echo "--- $(basename "$f") (errors, then the tail)" >&2
+    # What the servers said of their errors: each problem code, counted.
+    grep -o 'error_type=[a-z_]*\|level=ERROR.*\|level=WARN.*' "$f" | cut -c1-200 | sort | uniq -c | sort -rn | head -n 5 >&2 || true
+    tail -n 5 "$f" >&2
+  done
   exit 1
 fi
 echo "== load: ok"
