@@ -214,11 +214,10 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 	if req.StartLine != 0 || req.EndLine != 0 {
 		return s.lines()
 	}
-	tokens := budget.CountUpTo(e.counter, view(s.data), rl.budget.Threshold)
-	s.rec = telemetry.Record{TokensBefore: tokens, BytesBefore: len(s.data)}
+	s.measure(s.data)
+	tokens := s.rec.TokensBefore
 	if tokens > rl.budget.Threshold {
-		s.rec.TokensBefore = e.counter.Count(view(s.data))
-		s.g.sample(e, view(s.data), s.rec.TokensBefore, &s.rec)
+		s.g.sample(e, view(s.data), tokens, &s.rec)
 	}
 	if req.Fields != "" && kind == kindJSON {
 		return s.details()
@@ -289,7 +288,7 @@ func (g *Guard) sample(e *engine, body string, estimated int, rec *telemetry.Rec
 // lines serves the line range a request asks for.
 func (s *shaper) lines() (Result, error) {
 	text := view(s.data)
-	s.rec = telemetry.Record{BytesBefore: len(s.data), TokensBefore: s.e.counter.Count(text)}
+	s.measure(s.data)
 	start, end := s.req.StartLine, s.req.EndLine
 	if start == 0 {
 		start = 1
@@ -326,6 +325,7 @@ func (s *shaper) details() (Result, error) {
 		// The projection is a new snapshot: its cursors point into it,
 		// not into the response it was projected from.
 		s.data, s.view, s.snap = out, "fields="+fields, nil
+		s.measure(out)
 	}
 	tokens := budget.CountUpTo(s.e.counter, view(out), s.rl.budget.HardCap)
 	if tokens <= s.rl.budget.HardCap {
@@ -416,7 +416,9 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	// Counting the whole snapshot on every continuation would make
 	// following a large response quadratic: count only far enough to tell
 	// whether it was over the hard cap.
-	s.rec = telemetry.Record{BytesBefore: len(data), TokensBefore: budget.CountUpTo(e.counter, view(data), rl.budget.HardCap), CacheHit: cacheHit}
+	// The first response measured the snapshot; counting it again on every
+	// continuation would make following a large response quadratic.
+	s.rec = telemetry.Record{BytesBefore: len(data), TokensBefore: int(r.tokens), TokensBeforeEstimated: r.tokensEstimated, CacheHit: cacheHit}
 	res, err := s.guard(func() (Result, error) {
 		if req.Part != 0 {
 			return s.openPart(req.Part)

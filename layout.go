@@ -241,8 +241,12 @@ func (s *shaper) summarize() (Result, bool, error) {
 	if res.Details, err = s.nextCursor(ref{kind: contDetails, end: int64(len(s.data))}); err != nil {
 		return Result{}, true, err
 	}
-	res.Summary = fmt.Sprintf("Showing a summary (%s of %s tokens; budget %s).", thousands(res.Record.TokensAfter),
-		thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
+	about := ""
+	if s.rec.TokensBeforeEstimated {
+		about = "about "
+	}
+	res.Summary = fmt.Sprintf("Showing a summary (%s of %s%s tokens; budget %s).", thousands(res.Record.TokensAfter),
+		about, thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
 	if d := sum.Summary.Meta.DetailsAvailable; d != nil {
 		if f := d.Parameters["fields"]; f != summary.FieldsAll {
 			res.Summary += fmt.Sprintf(" For the left-out fields request %s with fields=%s (or fields=all; dotted paths such as a.b work too).", d.Endpoint, f)

@@ -94,6 +94,11 @@ type ref struct {
 	block int64
 	// mime is the media type of a resource (contResource).
 	mime string
+	// tokens is the snapshot's size as its first response measured it
+	// (see shaper.measure), estimated when tokensEstimated is set: a
+	// continuation reports it without counting the snapshot again.
+	tokens          int64
+	tokensEstimated bool
 }
 
 // maxCarried bounds what a cursor carries of a view or of tool arguments,
@@ -103,7 +108,11 @@ const maxCarried = 1024
 // payload seals r for req.
 func (r *ref) payload(req *Request) cursor.Payload {
 	var d []byte
-	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines, r.block} {
+	size := r.tokens << 1
+	if r.tokensEstimated {
+		size |= 1
+	}
+	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines, r.block, size} {
 		d = binary.AppendUvarint(d, uint64(v))
 	}
 	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args, []byte(r.mime)} {
@@ -128,7 +137,7 @@ func refOf(p cursor.Payload) (ref, error) {
 	}
 	r.snap = snap
 	d := p.Data
-	var nums [8]int64
+	var nums [9]int64
 	for i := range nums {
 		v, n := binary.Uvarint(d)
 		if n <= 0 || v > 1<<62 {
@@ -149,6 +158,7 @@ func refOf(p cursor.Payload) (ref, error) {
 	}
 	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
 	r.form, r.line, r.lines, r.block = chunk.Form(nums[4]), nums[5], nums[6], nums[7]
+	r.tokens, r.tokensEstimated = nums[8]>>1, nums[8]&1 == 1
 	r.textKind, r.view, r.mime = chunk.Kind(strs[0]), string(strs[1]), string(strs[3])
 	if len(strs[2]) > 0 {
 		r.args = strs[2]

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/ctxfit/ctxfit/budget"
@@ -62,6 +63,29 @@ func (s *shaper) counter() budget.Counter { return s.e.counter }
 func (s *shaper) count(b []byte, limit int) int {
 	return budget.CountUpTo(s.e.counter, view(b), limit)
 }
+
+// measure sets the record's size before shaping for data: its exact token
+// count up to the hard cap, which is all any decision needs; beyond it an
+// estimate, scaled from an exact count of a prefix and marked as such, so
+// that no request counts a large response whole.
+func (s *shaper) measure(data []byte) {
+	n := budget.CountUpTo(s.e.counter, view(data), s.rl.budget.HardCap)
+	s.rec.TokensBefore, s.rec.BytesBefore, s.rec.TokensBeforeEstimated = n, len(data), false
+	if n <= s.rl.budget.HardCap {
+		return
+	}
+	p := min(len(data), estimatePrefix)
+	for p < len(data) && !utf8.RuneStart(data[p]) {
+		p++
+	}
+	counted := s.e.counter.Count(view(data[:p]))
+	est := int(float64(counted) * float64(len(data)) / float64(max(p, 1)))
+	s.rec.TokensBefore, s.rec.TokensBeforeEstimated = max(est, s.rl.budget.HardCap+1), p < len(data)
+}
+
+// estimatePrefix is the prefix measure counts to estimate a response's
+// tokens beyond the hard cap.
+const estimatePrefix = 64 << 10
 
 // view is b as a string without a copy, for counting: b is not modified
 // while the string is in use.
@@ -131,6 +155,7 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	}
 	r.snap = snap
 	r.block = int64(s.req.Block)
+	r.tokens, r.tokensEstimated = int64(s.rec.TokensBefore), s.rec.TokensBeforeEstimated
 	if !snap.stored {
 		r.view = s.view
 		if r.args, err = s.carry(s.req.Filters); err != nil {

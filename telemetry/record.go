@@ -97,6 +97,11 @@ type Record struct {
 	// the handler produced it and as it was sent.
 	TokensBefore int `json:"tokensBefore"`
 	TokensAfter  int `json:"tokensAfter"`
+	// TokensBeforeEstimated says TokensBefore is an estimate: the engine
+	// counts a response exactly up to its hard cap only, and estimates
+	// the rest from an exact count of a prefix, so that no request counts
+	// a large response whole.
+	TokensBeforeEstimated bool `json:"tokensBeforeEstimated,omitempty"`
 	// BytesBefore and BytesAfter are the same sizes in bytes.
 	BytesBefore int `json:"bytesBefore"`
 	BytesAfter  int `json:"bytesAfter"`

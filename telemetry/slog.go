@@ -86,6 +86,9 @@ func (s *SlogSink) Record(ctx context.Context, r Record) error {
 		slog.Int("bytes_after", r.BytesAfter),
 		slog.Float64("reduction_percent", r.ReductionPercent),
 	)
+	if r.TokensBeforeEstimated {
+		rec.AddAttrs(slog.Bool("tokens_before_estimated", true))
+	}
 	if r.ItemCount != 0 {
 		rec.AddAttrs(slog.Int("item_count", r.ItemCount))
 	}
