@@ -46,5 +46,4 @@
 // conversation.FitContext clears from a chat history is kept with the
 // Guard as a snapshot, and the placeholder that replaces it carries the
 // ctxfit_next call that reads it back.
-//
 package mcpclientfit
