@@ -232,7 +232,7 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 	if err != nil {
 		return res, nil
 	}
-	wire, err := jsonwire.MarshalUnescaped(ctr)
+	wire, err := wireOf(ctr)
 	if err != nil {
 		return res, nil
 	}
@@ -367,8 +367,23 @@ func (cg *Guard) rerun(fallback *mcp.ClientSession) mcpcore.Rerun {
 		if err != nil {
 			return nil, toolError(err)
 		}
-		return jsonwire.MarshalUnescaped(res)
+		return wireOf(res)
 	}
+}
+
+// wireOf returns the wire JSON of a tool result with its structured
+// content as the server wrote its strings: the SDK's marshalling escapes
+// '<', '>' and '&', which would cost a model tokens for nothing.
+func wireOf(res *mcp.CallToolResult) (json.RawMessage, error) {
+	wire, err := jsonwire.MarshalUnescaped(res)
+	if err != nil || res.StructuredContent == nil {
+		return wire, err
+	}
+	st, err := jsonwire.MarshalUnescaped(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	return mcpcore.WithStructured(wire, st), nil
 }
 
 // toolError is the error of a rerun the continuation answers as
