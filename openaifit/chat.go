@@ -176,3 +176,12 @@ func contentText(c json.RawMessage) (string, error) {
 	}
 	return "", errors.New("openaifit: a message's content is neither a string, an array nor null")
 }
+
+// DecodeMessages reads chat messages, a JSON array in the chat-completions
+// format, as conversation messages in text form: a string content as it
+// is, null as "", the parts of an array content joined by newlines (a text
+// part as its text, any other part as its JSON).
+func DecodeMessages(raw json.RawMessage) ([]conversation.Message, error) {
+	msgs, _, err := readMessages(raw)
+	return msgs, err
+}
