@@ -22,6 +22,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/syncbuf"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/store"
 )
 
 // npmServers returns the path of e2e/ts/node_modules/.bin, skipping the
@@ -150,7 +151,7 @@ func TestTheClientGuardKeepsBothPromisesWithRealServers(t *testing.T) {
 	t.Cleanup(func() { g.Close() })
 	cg, err := mcpclientfit.New(g, nil)
 	require.NoError(t, err)
-	ctx := mcpclientfit.WithSubject(context.Background(), "agent-session-1")
+	ctx := store.WithSubject(context.Background(), "agent-session-1")
 	hardCap := g.Config().HardCap
 
 	// check calls tool directly and through the guard, follows every

@@ -36,9 +36,9 @@
 //
 // Cursors are bound to a subject: a continuation is served only for the
 // subject its cursor was issued to. The subject of a call is
-// [SubjectFromContext] of its context (set it with [WithSubject], for
-// example to the id of the chat session the call serves), or what
-// [Options.Subject] returns.
+// [store.SubjectFrom] of its context (set it with [store.WithSubject],
+// for example to the id of the chat session the call serves: the subject
+// its snapshots are charged to, too), or what [Options.Subject] returns.
 //
 // # Conversations
 //

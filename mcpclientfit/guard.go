@@ -14,6 +14,7 @@ import (
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/store"
 )
 
 // Options configure [New]. A nil *Options, like the zero value, means the
@@ -26,7 +27,8 @@ type Options struct {
 	// "ctxfit_details".
 	DetailsTool string
 	// Subject returns what the cursors of a call are bound to. Nil means
-	// [SubjectFromContext].
+	// [store.SubjectFrom] (set with [store.WithSubject]; "" when unset: every
+	// cursor of the process then has the same, empty, subject).
 	Subject func(ctx context.Context) string
 }
 
@@ -65,7 +67,7 @@ func New(g *ctxfit.Guard, opts *Options) (*Guard, error) {
 	}
 	subject := o.Subject
 	if subject == nil {
-		subject = SubjectFromContext
+		subject = store.SubjectFrom
 	}
 	return &Guard{g: g, names: names, subject: subject, shaper: &mcpcore.Shaper{Guard: g, Names: names},
 		sessions: map[string]*mcp.ClientSession{}}, nil

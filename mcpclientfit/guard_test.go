@@ -16,6 +16,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/store"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef-test"
@@ -217,7 +218,7 @@ func TestReplayModeRunsTheToolAgainUnshaped(t *testing.T) {
 
 func TestCursorsAreBoundToTheSubjectOfTheContext(t *testing.T) {
 	_, cg, cs, _ := setup(t, ctxfit.Config{Threshold: 2000, HardCap: 3000})
-	alice := mcpclientfit.WithSubject(context.Background(), "alice")
+	alice := store.WithSubject(context.Background(), "alice")
 	first, err := cs.CallTool(alice, &mcp.CallToolParams{Name: "read_log", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	next, _ := first.Meta["ctxfit/nextCursor"].(string)
@@ -227,7 +228,7 @@ func TestCursorsAreBoundToTheSubjectOfTheContext(t *testing.T) {
 	res, err := cg.CallTool(alice, "ctxfit_next", args)
 	require.NoError(t, err)
 	assert.False(t, res.IsError, "alice follows her cursor")
-	res, err = cg.CallTool(mcpclientfit.WithSubject(context.Background(), "bob"), "ctxfit_next", args)
+	res, err = cg.CallTool(store.WithSubject(context.Background(), "bob"), "ctxfit_next", args)
 	require.NoError(t, err)
 	require.True(t, res.IsError, "bob cannot")
 	assert.Contains(t, mcptest.Texts(t, res)[0], "Error cursor_")
@@ -275,7 +276,7 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want.Contents[0].Blob, back.Contents[0].Blob)
 
-		_, err = cs.ReadResource(mcpclientfit.WithSubject(ctx, "someone else"), &mcp.ReadResourceParams{URI: link.URI})
+		_, err = cs.ReadResource(store.WithSubject(ctx, "someone else"), &mcp.ReadResourceParams{URI: link.URI})
 		assert.Error(t, err, "bound to its subject")
 	})
 	t.Run("a blob in a tool result too", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/store"
 )
 
 // recall follows the Recall of a cleared result through the guard, as a
@@ -79,7 +80,7 @@ func TestClearedResultsAreRecoverableThroughCtxfitNext(t *testing.T) {
 		`[1,2,3]`,
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	ctx := mcpclientfit.WithSubject(context.Background(), "session-1")
+	ctx := store.WithSubject(context.Background(), "session-1")
 	cleared := 0
 	for run := range 12 {
 		var msgs []conversation.Message
@@ -120,7 +121,7 @@ func TestClearedResultsAreRecoverableThroughCtxfitNext(t *testing.T) {
 	}, 500, &conversation.Options{Keeper: cg})
 	require.NoError(t, err)
 	require.Len(t, r.Cleared, 1)
-	res, err := cg.CallTool(mcpclientfit.WithSubject(context.Background(), "session-2"), "ctxfit_next", json.RawMessage(r.Cleared[0].Recall.Arguments))
+	res, err := cg.CallTool(store.WithSubject(context.Background(), "session-2"), "ctxfit_next", json.RawMessage(r.Cleared[0].Recall.Arguments))
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 }

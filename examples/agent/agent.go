@@ -21,6 +21,7 @@ import (
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/openaifit"
+	"github.com/ctxfit/ctxfit/store"
 )
 
 // Headers of the chat endpoint.
@@ -126,7 +127,7 @@ func (a *agent) withSession(next http.Handler) http.Handler {
 		}
 		w.Header().Set(headerSession, ref.id)
 		ctx := context.WithValue(r.Context(), keySession, ref)
-		ctx = mcpclientfit.WithSubject(ctx, ref.id)
+		ctx = store.WithSubject(ctx, ref.id)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
