@@ -36,9 +36,10 @@
 //
 // Cursors are bound to a subject: a continuation is served only for the
 // subject its cursor was issued to. The subject of a call is
-// [store.SubjectFrom] of its context (set it with [store.WithSubject],
-// for example to the id of the chat session the call serves: the subject
-// its snapshots are charged to, too), or what [Options.Subject] returns.
+// store.SubjectFrom of its context (set it with store.WithSubject, package
+// [github.com/ctxfit/ctxfit/store], for example to the id of the chat
+// session the call serves: the subject its snapshots are charged to, too),
+// or what [Options.Subject] returns.
 //
 // # Conversations
 //

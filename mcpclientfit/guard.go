@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,7 +12,6 @@ import (
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/store"
 )
 
 // Options configure [New]. A nil *Options, like the zero value, means the
@@ -27,8 +24,9 @@ type Options struct {
 	// "ctxfit_details".
 	DetailsTool string
 	// Subject returns what the cursors of a call are bound to. Nil means
-	// [store.SubjectFrom] (set with [store.WithSubject]; "" when unset: every
-	// cursor of the process then has the same, empty, subject).
+	// store.SubjectFrom (set with store.WithSubject, package
+	// [github.com/ctxfit/ctxfit/store]; "" when unset: every cursor of the
+	// process then has the same, empty, subject).
 	Subject func(ctx context.Context) string
 }
 
@@ -38,39 +36,23 @@ type Options struct {
 // A Guard is safe for concurrent use, and may be installed on any number
 // of clients. The zero Guard is not usable: create one with [New].
 type Guard struct {
-	g       *ctxfit.Guard
-	names   mcpcore.Names
-	subject func(context.Context) string
-	shaper  *mcpcore.Shaper
-
-	mu       sync.Mutex
-	sessions map[string]*mcp.ClientSession // tool (or read URI) -> the session that last ran it
+	g    *ctxfit.Guard
+	core *mcpcore.Client[*mcp.ClientSession]
 }
-
-// maxSessions bounds the tools and URIs a Guard remembers the session of.
-const maxSessions = 4096
 
 // New returns a Guard that shapes results with g. It fails for a nil guard
 // and for continuation and details tools of the same name. g must outlive
 // the Guard.
 func New(g *ctxfit.Guard, opts *Options) (*Guard, error) {
-	if g == nil {
-		return nil, errors.New("mcpclientfit: New needs a guard")
-	}
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	names := mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()
-	if names.Next == names.Details {
-		return nil, fmt.Errorf("mcpclientfit: the continuation and details tools have the same name %q", names.Next)
+	c, err := mcpcore.NewClient[*mcp.ClientSession]("mcpclientfit", g, o.NextTool, o.DetailsTool, o.Subject)
+	if err != nil {
+		return nil, err
 	}
-	subject := o.Subject
-	if subject == nil {
-		subject = store.SubjectFrom
-	}
-	return &Guard{g: g, names: names, subject: subject, shaper: &mcpcore.Shaper{Guard: g, Names: names},
-		sessions: map[string]*mcp.ClientSession{}}, nil
+	return &Guard{g: g, core: c}, nil
 }
 
 // Install adds the Guard's middleware ([Guard.Middleware]) to c's sending
@@ -139,14 +121,14 @@ func (cg *Guard) Middleware() mcp.Middleware {
 func (cg *Guard) Tools() []*mcp.Tool {
 	return []*mcp.Tool{
 		{
-			Name:        cg.names.Next,
+			Name:        cg.core.Names.Next,
 			Title:       "Continue a large tool result",
 			Description: mcpcore.NextDescription,
 			InputSchema: mcpcore.NextInputSchema(),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 		},
 		{
-			Name:        cg.names.Details,
+			Name:        cg.core.Names.Details,
 			Title:       "Drill into a summarized tool result",
 			Description: mcpcore.DetailsDescription,
 			InputSchema: mcpcore.DetailsInputSchema(),
@@ -157,7 +139,7 @@ func (cg *Guard) Tools() []*mcp.Tool {
 
 // Owns reports whether name is the continuation or the drill-down tool,
 // whose calls [Guard.CallTool] answers.
-func (cg *Guard) Owns(name string) bool { return cg.names.Own(name) }
+func (cg *Guard) Owns(name string) bool { return cg.core.Names.Own(name) }
 
 // CallTool answers a call of the continuation or drill-down tool with
 // arguments args (a JSON object; nil means {}), for the subject of ctx: the
@@ -173,16 +155,9 @@ func (cg *Guard) CallTool(ctx context.Context, name string, args json.RawMessage
 }
 
 func (cg *Guard) callOwn(ctx context.Context, session *mcp.ClientSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	subject := cg.subject(ctx)
-	rerun := cg.rerun(session)
-	var wire json.RawMessage
-	switch name {
-	case cg.names.Next:
-		wire = cg.shaper.Next(ctx, subject, args, rerun)
-	case cg.names.Details:
-		wire = cg.shaper.Details(ctx, subject, args, rerun)
-	default:
-		return nil, fmt.Errorf("mcpclientfit: %q is not a tool of the guard", name)
+	wire, err := cg.core.Own(ctx, "mcpclientfit", name, args, cg.rerun(session))
+	if err != nil {
+		return nil, err
 	}
 	return toResult(wire), nil
 }
@@ -196,25 +171,22 @@ func (cg *Guard) callOwn(ctx context.Context, session *mcp.ClientSession, name s
 // (CursorTTL of the Guard's settings); in replay mode, or when the store
 // refuses the snapshot, Keep fails and the result is not cleared.
 func (cg *Guard) Keep(ctx context.Context, _ string, content string) (conversation.Recall, error) {
-	args, err := cg.shaper.Keep(ctx, cg.subject(ctx), content)
-	if err != nil {
-		return conversation.Recall{}, err
-	}
-	return conversation.Recall{Tool: cg.names.Next, Arguments: string(args)}, nil
+	tool, args, err := cg.core.Keep(ctx, content)
+	return conversation.Recall{Tool: tool, Arguments: args}, err
 }
 
 var _ conversation.Keeper = (*Guard)(nil)
 
 func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request, session *mcp.ClientSession, p *mcp.CallToolParams) (mcp.Result, error) {
 	name := p.Name
-	if cg.names.Own(name) {
+	if cg.core.Names.Own(name) {
 		args, err := argumentsOf(p.Arguments)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: mcpcore.CodeInvalidParams, Message: "mcpclientfit: " + err.Error()}
 		}
 		return cg.callOwn(ctx, session, name, args)
 	}
-	if !cg.names.Guards(cg.g.Config(), name) {
+	if !cg.core.Names.Guards(cg.g.Config(), name) {
 		return next(ctx, method, req)
 	}
 	res, err := next(ctx, method, req)
@@ -225,7 +197,7 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 	if !ok || ctr == nil || ctr.IsError || ctr.InputRequests != nil || ctr.NeedsInput() {
 		return res, nil
 	}
-	cg.remember(name, session)
+	cg.core.Remember(name, session)
 	raw, err := argumentsOf(p.Arguments)
 	if err != nil {
 		return res, nil
@@ -238,8 +210,8 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 	if err != nil {
 		return res, nil
 	}
-	call := mcpcore.Call{Tool: name, Arguments: args, Subject: cg.subject(ctx)}
-	shaped, err := cg.shaper.ShapeResult(ctx, call, wire)
+	call := mcpcore.Call{Tool: name, Arguments: args, Subject: cg.core.Subject(ctx)}
+	shaped, err := cg.core.Shaper.ShapeResult(ctx, call, wire)
 	if err != nil {
 		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
 	}
@@ -257,9 +229,9 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 
 func (cg *Guard) readResource(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request, session *mcp.ClientSession, p *mcp.ReadResourceParams) (mcp.Result, error) {
 	uri := p.URI
-	subject := cg.subject(ctx)
+	subject := cg.core.Subject(ctx)
 	if isOwnURI(uri) {
-		wire, err := cg.shaper.ReadResource(ctx, subject, uri, cg.rerun(session))
+		wire, err := cg.core.Shaper.ReadResource(ctx, subject, uri, cg.rerun(session))
 		if err != nil {
 			e := mcpcore.ErrorOf(err)
 			if e.Data.Status == 400 {
@@ -273,7 +245,7 @@ func (cg *Guard) readResource(ctx context.Context, next mcp.MethodHandler, metho
 		}
 		return &out, nil
 	}
-	if !cg.names.Guards(cg.g.Config(), mcpcore.ReadResourceTool) {
+	if !cg.core.Names.Guards(cg.g.Config(), mcpcore.ReadResourceTool) {
 		return next(ctx, method, req)
 	}
 	res, err := next(ctx, method, req)
@@ -284,13 +256,13 @@ func (cg *Guard) readResource(ctx context.Context, next mcp.MethodHandler, metho
 	if !ok || rr == nil || rr.InputRequests != nil {
 		return res, nil
 	}
-	cg.remember(readKey(uri), session)
+	cg.core.Remember(mcpcore.ReadKey(uri), session)
 	wire, err := jsonwire.MarshalUnescaped(rr)
 	if err != nil {
 		return res, nil
 	}
 	call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(uri), Subject: subject}
-	shaped, err := cg.shaper.ShapeRead(ctx, call, wire)
+	shaped, err := cg.core.Shaper.ShapeRead(ctx, call, wire)
 	if err != nil {
 		e := mcpcore.ErrorOf(err)
 		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
@@ -309,34 +281,6 @@ func isOwnURI(uri string) bool {
 	return len(uri) > len(mcpcore.ResourcePrefix) && uri[:len(mcpcore.ResourcePrefix)] == mcpcore.ResourcePrefix
 }
 
-func readKey(uri string) string { return mcpcore.ReadResourceTool + " " + uri }
-
-// remember notes that session ran tool (or read a URI), for the reruns of
-// replay-mode continuations and drill-downs.
-func (cg *Guard) remember(key string, session *mcp.ClientSession) {
-	if session == nil {
-		return
-	}
-	cg.mu.Lock()
-	defer cg.mu.Unlock()
-	if cg.sessions[key] == session {
-		return
-	}
-	if len(cg.sessions) >= maxSessions {
-		clear(cg.sessions)
-	}
-	cg.sessions[key] = session
-}
-
-func (cg *Guard) sessionFor(key string, fallback *mcp.ClientSession) *mcp.ClientSession {
-	cg.mu.Lock()
-	defer cg.mu.Unlock()
-	if s := cg.sessions[key]; s != nil {
-		return s
-	}
-	return fallback
-}
-
 // rerun runs a tool (or a read) again, unshaped, on the session that last
 // ran it, or on fallback.
 func (cg *Guard) rerun(fallback *mcp.ClientSession) mcpcore.Rerun {
@@ -347,7 +291,7 @@ func (cg *Guard) rerun(fallback *mcp.ClientSession) mcpcore.Rerun {
 			if err != nil {
 				return nil, err
 			}
-			s := cg.sessionFor(readKey(uri), fallback)
+			s := cg.core.Runner(mcpcore.ReadKey(uri), fallback)
 			if s == nil {
 				return nil, &mcpcore.ToolError{Message: "no MCP session has read " + uri}
 			}
@@ -361,7 +305,7 @@ func (cg *Guard) rerun(fallback *mcp.ClientSession) mcpcore.Rerun {
 			}
 			return mcpcore.ReadAsToolResult(wire)
 		}
-		s := cg.sessionFor(tool, fallback)
+		s := cg.core.Runner(tool, fallback)
 		if s == nil {
 			return nil, &mcpcore.ToolError{Message: "no MCP session has called the tool " + tool}
 		}
