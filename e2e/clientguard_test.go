@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +25,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/syncbuf"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/mcpgoclientfit"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -285,4 +289,84 @@ func TestTheClientGuardKeepsBothPromisesWithRealServers(t *testing.T) {
 			check(t, raw, guarded, "get-env", map[string]any{}, strategy)
 		})
 	})
+}
+
+// TestTheMCPGoClientGuardKeepsBothPromisesWithARealServer is the same
+// check for mark3labs/mcp-go's client, whose transport mcpgoclientfit
+// wraps: the npm filesystem server's 2 MB log comes back in chunks within
+// the hard cap that rebuild the server's structured content byte for byte
+// (as the server wrote it: the wrapper shapes the JSON-RPC message), and a
+// binary file is held back behind a link read back locally.
+func TestTheMCPGoClientGuardKeepsBothPromisesWithARealServer(t *testing.T) {
+	bin := npmServers(t)
+	fixtures := t.TempDir()
+	writeFixtures(t, fixtures)
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: testSecret}})
+	require.NoError(t, err)
+	t.Cleanup(func() { g.Close() })
+	cg, err := mcpgoclientfit.New(g, nil)
+	require.NoError(t, err)
+	hardCap := g.Config().HardCap
+	ctx := context.Background()
+
+	connectGo := func(guarded bool) *mcpgoclient.Client {
+		var tr mcpgotransport.Interface = mcpgotransport.NewStdio(filepath.Join(bin, "mcp-server-filesystem"), cleanEnv(), fixtures)
+		if guarded {
+			tr = cg.Wrap(tr)
+		}
+		c := mcpgoclient.NewClient(tr)
+		require.NoError(t, c.Start(ctx))
+		t.Cleanup(func() { _ = c.Close() })
+		_, err := c.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{ClientInfo: mcpgo.Implementation{Name: "e2e-agent", Version: "1"}}})
+		require.NoError(t, err)
+		return c
+	}
+	raw, guarded := connectGo(false), connectGo(true)
+	text := func(res *mcpgo.CallToolResult, i int) string { return res.Content[i].(mcpgo.TextContent).Text }
+	call := func(c *mcpgoclient.Client, name string, args map[string]any) *mcpgo.CallToolResult {
+		res, err := c.CallTool(ctx, mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: name, Arguments: args}})
+		require.NoError(t, err)
+		require.False(t, res.IsError)
+		return res
+	}
+	tokens := func(res *mcpgo.CallToolResult) int {
+		wire, err := json.Marshal(res)
+		require.NoError(t, err)
+		var r result
+		require.NoError(t, json.Unmarshal(wire, &r))
+		return clientTokens(t, r)
+	}
+
+	args := map[string]any{"path": filepath.Join(fixtures, "app.log")}
+	want := call(raw, "read_text_file", args)
+	first := call(guarded, "read_text_file", args)
+	require.Equal(t, "chunking", first.Meta.AdditionalFields[mcpcore.MetaStrategy])
+	assert.LessOrEqual(t, tokens(first), hardCap)
+	responses := 1
+	rebuilt, _, err := follow.Rebuild([]byte(text(first, 0)), func(cursor string, part int64) ([]byte, error) {
+		in := map[string]any{"cursor": cursor}
+		if part != 0 {
+			in["part"] = part
+		}
+		res := call(guarded, "ctxfit_next", in)
+		assert.LessOrEqual(t, tokens(res), hardCap, "continuation %d", responses)
+		responses++
+		return []byte(text(res, 0)), nil
+	})
+	require.NoError(t, err)
+	sameBytes(t, string(want.RawStructuredContent), string(rebuilt), "the log rebuilds byte for byte")
+	t.Logf("read_text_file: %d responses through mcp-go and the guard", responses)
+
+	got := call(guarded, "read_media_file", map[string]any{"path": filepath.Join(fixtures, "data.bin")})
+	var link mcpgo.ResourceLink
+	for _, c := range got.Content {
+		if l, ok := c.(mcpgo.ResourceLink); ok {
+			link = l
+		}
+	}
+	require.NotEmpty(t, link.URI, "a resource_link")
+	back, err := guarded.ReadResource(ctx, mcpgo.ReadResourceRequest{Params: mcpgo.ReadResourceParams{URI: link.URI}})
+	require.NoError(t, err)
+	wantBlob := call(raw, "read_media_file", map[string]any{"path": filepath.Join(fixtures, "data.bin")}).Content[0].(mcpgo.EmbeddedResource).Resource.(mcpgo.BlobResourceContents).Blob
+	assert.Equal(t, wantBlob, back.Contents[0].(mcpgo.BlobResourceContents).Blob)
 }
