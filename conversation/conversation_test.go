@@ -178,7 +178,9 @@ func TestFitFailsWhenTheMandatoryMessagesDoNotFit(t *testing.T) {
 func TestFitRejectsInvalidOptions(t *testing.T) {
 	_, err := conversation.Fit(nil, 0, nil)
 	require.ErrorIs(t, err, conversation.ErrInvalidOptions)
-	_, err = conversation.Fit(nil, 10, &conversation.Options{MaxMessages: -1})
+	_, err = conversation.Fit(nil, 10, &conversation.Options{ClearAbove: -1})
+	require.ErrorIs(t, err, conversation.ErrInvalidOptions)
+	_, err = conversation.Fit(nil, 10, &conversation.Options{ClearAtLeast: -1})
 	require.ErrorIs(t, err, conversation.ErrInvalidOptions)
 }
 
@@ -238,27 +240,46 @@ func randomConversation(rng *rand.Rand) []conversation.Message {
 	return msgs
 }
 
+// mandatoryOf returns the indices of the messages FitContext always keeps:
+// system messages, the latest user message, and the latest assistant
+// message after it when it calls tools, with the results that answer it.
+func mandatoryOf(msgs []conversation.Message) []int {
+	lastUser := -1
+	for i, m := range msgs {
+		if m.Role == conversation.RoleUser {
+			lastUser = i
+		}
+	}
+	lastCall := -1
+	for i := len(msgs) - 1; i > lastUser; i-- {
+		if msgs[i].Role == conversation.RoleAssistant {
+			if len(msgs[i].ToolCalls) > 0 {
+				lastCall = i
+			}
+			break
+		}
+	}
+	var mandatory []int
+	for i, m := range msgs {
+		answers := lastCall >= 0 && i > lastCall && m.Role == conversation.RoleTool &&
+			slices.ContainsFunc(msgs[lastCall].ToolCalls, func(tc conversation.ToolCall) bool { return tc.ID == m.ToolCallID })
+		if m.Role == conversation.RoleSystem || i == lastUser || i == lastCall || answers {
+			mandatory = append(mandatory, i)
+		}
+	}
+	return mandatory
+}
+
 func TestFitProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := exactCounter(t)
 	for run := range 2000 {
 		msgs := randomConversation(rng)
 		maxTokens := 1 + rng.IntN(300)
-		maxMessages := rng.IntN(12)
+		maxMessages := rng.IntN(12) - 1 // -1 means no limit, 0 the default 20
 		r, err := conversation.Fit(msgs, maxTokens, &conversation.Options{Counter: c, MaxMessages: maxMessages})
-
-		lastUser := -1
-		var mandatory []int
-		for i, m := range msgs {
-			if m.Role == conversation.RoleUser {
-				lastUser = i
-			}
-		}
-		for i, m := range msgs {
-			if m.Role == conversation.RoleSystem || i == lastUser {
-				mandatory = append(mandatory, i)
-			}
-		}
+		limit := limitOf(maxMessages)
+		mandatory := mandatoryOf(msgs)
 		if err != nil {
 			require.ErrorIs(t, err, conversation.ErrMandatoryOverBudget, "run %d", run)
 			// The mandatory messages alone really do not fit.
@@ -266,37 +287,61 @@ func TestFitProperties(t *testing.T) {
 			for _, i := range mandatory {
 				only = append(only, msgs[i])
 			}
-			assert.True(t, conversation.Tokens(c, only) > maxTokens || maxMessages > 0 && len(only) > maxMessages, "run %d: fitting failed although the mandatory messages fit", run)
+			assert.True(t, conversation.Tokens(c, only) > maxTokens || limit > 0 && len(only) > limit, "run %d: fitting failed although the mandatory messages fit", run)
 			continue
 		}
-		// Kept messages are a subsequence of the input in order.
-		require.Len(t, r.Messages, len(r.Kept))
-		assert.True(t, slices.IsSorted(r.Kept), "run %d", run)
+		checkFitted(t, run, c, msgs, r, mandatory, maxTokens, limit)
+		assert.Empty(t, r.Cleared, "run %d: Fit clears nothing", run)
 		for j, i := range r.Kept {
 			assert.Equal(t, msgs[i], r.Messages[j], "run %d", run)
 		}
-		assert.Equal(t, len(msgs), len(r.Kept)+len(r.Dropped), "run %d", run)
-		// Every system message and the latest user message are kept.
-		for _, i := range mandatory {
-			assert.Contains(t, r.Kept, i, "run %d: mandatory message %d dropped", run, i)
-		}
-		// Within both limits, by the documented count.
-		assert.LessOrEqual(t, r.TokensAfter, maxTokens, "run %d", run)
-		assert.Equal(t, conversation.Tokens(c, r.Messages), r.TokensAfter, "run %d", run)
-		if maxMessages > 0 {
-			assert.LessOrEqual(t, len(r.Messages), maxMessages, "run %d", run)
-		}
-		// Tool calls and their results are kept or dropped together.
-		kept := map[int]bool{}
-		for _, i := range r.Kept {
-			kept[i] = true
-		}
-		for i, m := range msgs {
-			for _, tc := range m.ToolCalls {
-				for j, res := range msgs {
-					if res.Role == conversation.RoleTool && res.ToolCallID == tc.ID {
-						assert.Equal(t, kept[i], kept[j], "run %d: call %d and result %d separated", run, i, j)
-					}
+	}
+}
+
+// limitOf is the message limit of Options.MaxMessages, 0 for none.
+func limitOf(maxMessages int) int {
+	switch {
+	case maxMessages == 0:
+		return conversation.DefaultMaxMessages
+	case maxMessages < 0:
+		return 0
+	}
+	return maxMessages
+}
+
+// checkFitted checks the promises of every fitted conversation.
+func checkFitted(t *testing.T, run int, c budget.Counter, msgs []conversation.Message, r conversation.Result, mandatory []int, maxTokens, maxMessages int) {
+	t.Helper()
+	// Kept messages are a subsequence of the input in order.
+	require.Len(t, r.Messages, len(r.Kept))
+	assert.True(t, slices.IsSorted(r.Kept), "run %d", run)
+	assert.Equal(t, len(msgs), len(r.Kept)+len(r.Dropped), "run %d", run)
+	for j, i := range r.Kept {
+		got, want := r.Messages[j], msgs[i]
+		want.Content, got.Content = "", ""
+		assert.Equal(t, want, got, "run %d: message %d changed beyond its content", run, i)
+	}
+	// Every mandatory message is kept.
+	for _, i := range mandatory {
+		assert.Contains(t, r.Kept, i, "run %d: mandatory message %d dropped", run, i)
+	}
+	// Within both limits, by the documented count.
+	assert.LessOrEqual(t, r.TokensAfter, maxTokens, "run %d", run)
+	assert.Equal(t, conversation.Tokens(c, r.Messages), r.TokensAfter, "run %d", run)
+	assert.Equal(t, conversation.Tokens(c, msgs), r.TokensBefore, "run %d", run)
+	if maxMessages > 0 {
+		assert.LessOrEqual(t, len(r.Messages), maxMessages, "run %d", run)
+	}
+	// Tool calls and their results are kept or dropped together.
+	kept := map[int]bool{}
+	for _, i := range r.Kept {
+		kept[i] = true
+	}
+	for i, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			for j, res := range msgs {
+				if res.Role == conversation.RoleTool && res.ToolCallID == tc.ID {
+					assert.Equal(t, kept[i], kept[j], "run %d: call %d and result %d separated", run, i, j)
 				}
 			}
 		}

@@ -1,8 +1,10 @@
 package conversation_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ctxfit/ctxfit/conversation"
 )
@@ -53,5 +55,42 @@ func ExampleFit() {
 	// user: Book the cheaper one.
 	// kept: [0 7]
 	// true
-	// conversation: the messages that must stay (system messages and the latest user message) take 22 tokens, more than the limit of 20; shorten them, summarize the latest tool results, or raise the limit
+	// conversation: the messages that must stay (system messages, the latest user message, the latest tool calls and their results) take 22 tokens, more than the limit of 20; shorten them, summarize the latest tool results, or raise the limit
+}
+
+// notebook is a Keeper that keeps cleared results in memory; an agent uses
+// mcpclientfit.Guard, which keeps them with ctxfit and reads them back
+// through ctxfit_next.
+type notebook struct{ pages []string }
+
+func (n *notebook) Keep(_ context.Context, tool, content string) (conversation.Recall, error) {
+	n.pages = append(n.pages, content)
+	return conversation.Recall{Tool: "read_notebook", Arguments: fmt.Sprintf(`{"page":%d}`, len(n.pages))}, nil
+}
+
+func ExampleFitContext() {
+	log := strings.Repeat("2026-11-21T10:00:00Z INFO request served in 12 ms\n", 200)
+	msgs := []conversation.Message{
+		{Role: conversation.RoleSystem, Content: "You are an operations assistant."},
+		{Role: conversation.RoleUser, Content: "Why was the site slow this morning?"},
+		{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "call_1", Type: "function",
+			Function: conversation.FunctionCall{Name: "read_log", Arguments: `{"name":"app.log"}`}}}},
+		{Role: conversation.RoleTool, ToolCallID: "call_1", Content: log},
+		{Role: conversation.RoleAssistant, Content: "Requests took 12 ms all morning: the site was not slow."},
+		{Role: conversation.RoleUser, Content: "And the database?"},
+	}
+	nb := &notebook{}
+	r, err := conversation.FitContext(context.Background(), msgs, 500, &conversation.Options{Keeper: nb})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("kept:", r.Kept, "dropped:", r.Dropped)
+	fmt.Println("tokens:", r.TokensBefore, "->", r.TokensAfter)
+	fmt.Println(r.Messages[3].Content)
+	fmt.Println("kept whole:", nb.pages[0] == log)
+	// Output:
+	// kept: [0 1 2 3 4 5] dropped: []
+	// tokens: 4277 -> 114
+	// [ctxfit] This result of read_log (4,200 tokens) was cleared to fit the context window. To read it again call read_notebook with {"page":1}.
+	// kept whole: true
 }

@@ -35,6 +35,7 @@ var programs = map[string]string{
 	"ctxfit":      "github.com/ctxfit/ctxfit/cmd/ctxfit",
 	"mcpserver":   "github.com/ctxfit/ctxfit/examples/mcpserver",
 	"mcpgoserver": "github.com/ctxfit/ctxfit/examples/mcpgoserver",
+	"agent":       "github.com/ctxfit/ctxfit/examples/agent",
 }
 
 // hasMCPGoServer reports whether the mark3labs/mcp-go example is in the tree.

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sony/gobreaker/v2"
+	"golang.org/x/time/rate"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/conversation"
+	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/openaifit"
+	"github.com/ctxfit/ctxfit/store"
+)
+
+// Headers of the chat endpoint.
+const (
+	headerSession   = "X-Session-ID"
+	headerRequestID = "X-Request-ID"
+)
+
+// Tool invocation statuses, the agent-integration seed's Tool Call Context
+// status.
+const (
+	statusSuccess = "success"
+	statusFailure = "failure"
+	statusTimeout = "timeout"
+)
+
+// agent serves an OpenAI-compatible chat endpoint backed by MCP servers.
+type agent struct {
+	cg            *mcpclientfit.Guard
+	servers       []*upstream
+	provider      *provider
+	sessions      SessionStore
+	logger        *slog.Logger
+	counter       budget.Counter
+	model         string // overrides the request's model when set
+	contextTokens int
+	replyTokens   int
+	maxSteps      int
+	logArguments  bool
+	rate          rate.Limit
+	rateKey       string // header that keys the rate limit; "" for the client IP
+	now           func() time.Time
+
+	locks sessionLocks
+}
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keySession
+)
+
+// routes returns the agent's HTTP handler:
+//
+//	POST /v1/chat/completions  the chat endpoint (rate-limited, fitted)
+//	GET  /v1/models            the model it answers as
+//	GET  /healthz              the MCP servers' and the provider's health
+func (a *agent) routes() http.Handler {
+	key := openaifit.ClientIP
+	if a.rateKey != "" {
+		key = openaifit.HeaderKey(a.rateKey)
+	}
+	chat := openaifit.Middleware(&openaifit.Options{
+		ContextTokens: func(string) int { return a.contextTokens },
+		ReplyTokens:   a.replyTokens,
+		Fit:           conversation.Options{Counter: a.counter, Keeper: a.cg},
+		Rate:          a.rate,
+		ClientKey:     key,
+		Now:           a.now,
+	})(http.HandlerFunc(a.chat))
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/chat/completions", a.withSession(chat))
+	mux.HandleFunc("GET /v1/models", a.models)
+	mux.HandleFunc("GET /healthz", a.health)
+	return a.withRequestID(mux)
+}
+
+func randomID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// withRequestID gives each request an id (X-Request-ID, or a new one),
+// echoed in the response.
+func (a *agent) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(headerRequestID)
+		if id == "" || len(id) > 128 {
+			id = randomID("req_")
+		}
+		w.Header().Set(headerRequestID, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRequestID, id)))
+	})
+}
+
+// sessionRef is the session a request names (X-Session-ID) or the new one
+// it starts.
+type sessionRef struct {
+	id    string
+	given bool
+}
+
+// withSession reads the session of a request, or gives it a new one, and
+// binds ctxfit's cursors to it: a continuation, a cleared result, a held
+// back resource is served only to its session.
+func (a *agent) withSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ref := sessionRef{id: r.Header.Get(headerSession), given: true}
+		if ref.id == "" {
+			ref = sessionRef{id: newSessionID()}
+		}
+		w.Header().Set(headerSession, ref.id)
+		ctx := context.WithValue(r.Context(), keySession, ref)
+		ctx = store.WithSubject(ctx, ref.id)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func requestIDOf(ctx context.Context) string {
+	id, _ := ctx.Value(keyRequestID).(string)
+	return id
+}
+
+func sessionOf(ctx context.Context) sessionRef {
+	ref, _ := ctx.Value(keySession).(sessionRef)
+	return ref
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func invalid(w http.ResponseWriter, status int, code, param, msg string) {
+	openaifit.WriteError(w, status, openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Code: code, Param: param, Message: msg})
+}
+
+// chat answers a chat completion: the session's messages and the
+// request's, run through the agent loop.
+func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req struct {
+		Model    string          `json:"model"`
+		Messages json.RawMessage `json:"messages"`
+		Stream   bool            `json:"stream"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		invalid(w, http.StatusBadRequest, "invalid_json", "", "The body is not a chat-completions request: "+err.Error())
+		return
+	}
+	if req.Stream {
+		invalid(w, http.StatusBadRequest, "unsupported_parameter", "stream", "This agent does not stream: send stream false.")
+		return
+	}
+	msgs, err := openaifit.DecodeMessages(req.Messages)
+	if err != nil || len(msgs) == 0 {
+		invalid(w, http.StatusBadRequest, "invalid_query", "messages", "The request needs messages: an array of chat messages.")
+		return
+	}
+	model := a.model
+	if model == "" {
+		model = req.Model
+	}
+	if model == "" {
+		invalid(w, http.StatusBadRequest, "invalid_query", "model", "The request needs a model.")
+		return
+	}
+
+	ref := sessionOf(ctx)
+	defer a.locks.lock(ref.id)()
+	sess, ok, err := a.sessions.Get(ctx, ref.id)
+	if err != nil {
+		openaifit.WriteError(w, http.StatusServiceUnavailable, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "session_store_unavailable", Message: err.Error()})
+		return
+	}
+	if !ok && ref.given {
+		invalid(w, http.StatusNotFound, "session_not_found", "X-Session-ID",
+			fmt.Sprintf("No session %q: it expired (sessions live %s after their last message) or never existed. Leave X-Session-ID out to start a new one.", ref.id, sessionTTL))
+		return
+	}
+	now := a.now()
+	if !ok {
+		sess = &Session{ID: ref.id, CreatedAt: now}
+	}
+	answer, usage, kept, err := a.run(ctx, model, append(sess.Messages, msgs...))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	sess.Messages, sess.UpdatedAt = kept, a.now()
+	if err := a.sessions.Put(ctx, sess); err != nil {
+		a.logger.Warn("agent: saving the session failed", "session_id", sess.ID, "err", err)
+	}
+	writeJSON(w, http.StatusOK, openaifit.ChatResponse{
+		ID: "chatcmpl-" + strings.TrimPrefix(requestIDOf(ctx), "req_"), Object: "chat.completion", Created: now.Unix(), Model: model,
+		Choices: []openaifit.Choice{{Message: answer, FinishReason: "stop"}}, Usage: &usage,
+	})
+}
+
+// fail answers an error of the agent loop.
+func (a *agent) fail(w http.ResponseWriter, err error) {
+	var pe *providerError
+	var me *conversation.MandatoryError
+	switch {
+	case errors.As(err, &me):
+		invalid(w, http.StatusBadRequest, openaifit.CodeContextLengthExceeded, "messages", err.Error())
+	case errors.As(err, &pe) && pe.status < 500 && pe.status != http.StatusTooManyRequests:
+		openaifit.WriteError(w, pe.status, pe.detail)
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		w.Header().Set("Retry-After", fmt.Sprint(int(providerBreakerOpen.Seconds())))
+		openaifit.WriteError(w, http.StatusServiceUnavailable, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "provider_unavailable",
+			Message: "The model provider failed repeatedly; the agent stopped calling it for a while (circuit breaker). Retry later."})
+	default:
+		openaifit.WriteError(w, http.StatusBadGateway, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "provider_unavailable", Message: err.Error()})
+	}
+}
+
+// tools returns the tools the model gets (every server's, then the
+// guard's continuation and drill-down tools) and which server serves each.
+// A tool name two servers have is the first server's.
+func (a *agent) tools() (*openaifit.Toolset, map[string]*upstream, error) {
+	route := map[string]*upstream{}
+	var all []*mcp.Tool
+	for _, u := range a.servers {
+		for _, t := range u.toolList() {
+			if _, dup := route[t.Name]; dup || a.cg.Owns(t.Name) {
+				a.logger.Warn("agent: a tool name is taken; the tool is left out", "tool", t.Name, "server", u.spec.name)
+				continue
+			}
+			route[t.Name] = u
+			all = append(all, t)
+		}
+	}
+	defs, err := openaifit.MCPTools(append(all, a.cg.Tools()...))
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := openaifit.NewToolset(defs)
+	return ts, route, err
+}
+
+// run is the agent loop: it fits the conversation to the model's window
+// (clearing old tool results behind placeholders, then dropping old
+// turns), sends it and the tools to the provider, runs the tool calls the
+// model asks for through the client-side guard, and repeats until the
+// model answers. It returns the answer, the provider's usage summed, and
+// the conversation to keep, answer included, fitted.
+func (a *agent) run(ctx context.Context, model string, msgs []conversation.Message) (conversation.Message, openaifit.Usage, []conversation.Message, error) {
+	var usage openaifit.Usage
+	ts, route, err := a.tools()
+	if err != nil {
+		return conversation.Message{}, usage, nil, err
+	}
+	functions := ts.Functions()
+	defs, _ := json.Marshal(functions)
+	limit := a.contextTokens - a.replyTokens - a.counter.Count(string(defs))
+	opts := &conversation.Options{Counter: a.counter, Keeper: a.cg, MaxMessages: sessionMaxMessages}
+	fit := func() error {
+		r, err := conversation.FitContext(ctx, msgs, max(limit, 1), opts)
+		if err == nil {
+			msgs = r.Messages
+		}
+		return err
+	}
+	for step := 0; ; step++ {
+		if err := fit(); err != nil {
+			return conversation.Message{}, usage, nil, err
+		}
+		if step == a.maxSteps {
+			answer := conversation.Message{Role: conversation.RoleAssistant,
+				Content: fmt.Sprintf("I stopped after %d rounds of tool calls without an answer; ask again to let me go on.", a.maxSteps)}
+			msgs = append(msgs, answer)
+			return answer, usage, msgs, fit()
+		}
+		resp, err := a.provider.chat(ctx, openaifit.ChatRequest{Model: model, Messages: msgs, Tools: functions})
+		if err != nil {
+			return conversation.Message{}, usage, nil, err
+		}
+		if resp.Usage != nil {
+			usage.PromptTokens += resp.Usage.PromptTokens
+			usage.CompletionTokens += resp.Usage.CompletionTokens
+			usage.TotalTokens += resp.Usage.TotalTokens
+		}
+		m := resp.Choices[0].Message
+		m.Role = conversation.RoleAssistant
+		msgs = append(msgs, m)
+		if len(m.ToolCalls) == 0 {
+			return m, usage, msgs, fit()
+		}
+		results := make([]conversation.Message, len(m.ToolCalls))
+		var wg sync.WaitGroup
+		for i, tc := range m.ToolCalls {
+			wg.Go(func() {
+				results[i] = conversation.Message{Role: conversation.RoleTool, ToolCallID: tc.ID, Content: a.invoke(ctx, ts, route, tc)}
+			})
+		}
+		wg.Wait()
+		msgs = append(msgs, results...)
+	}
+}
+
+// invoke runs one tool call the model asked for, through the client-side
+// guard, and logs it; it returns what the model reads of the result.
+func (a *agent) invoke(ctx context.Context, ts *openaifit.Toolset, route map[string]*upstream, tc conversation.ToolCall) string {
+	start := time.Now()
+	tool, args, err := ts.Call(tc)
+	server := "ctxfit"
+	var res *mcp.CallToolResult
+	switch {
+	case err != nil:
+		tool = tc.Function.Name
+	case a.cg.Owns(tool):
+		res, err = a.cg.CallTool(ctx, tool, args)
+	default:
+		u := route[tool]
+		server = u.spec.name
+		res, err = u.call(ctx, tool, args)
+	}
+	status := statusSuccess
+	var content string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		status, content = statusTimeout, fmt.Sprintf("Error: the tool %s did not answer in time.", tool)
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		status, content = statusFailure, fmt.Sprintf("Error: the MCP server of %s is failing; the agent stopped calling it for %s. Try another way, or later.", tool, breakerOpen)
+	case err != nil:
+		status, content = statusFailure, "Error: "+err.Error()
+	default:
+		content = textOf(res)
+		if res.IsError {
+			status = statusFailure
+		}
+	}
+	after := a.counter.Count(content)
+	before := after
+	if res != nil {
+		if n, ok := res.Meta["ctxfit/originalTokens"].(float64); ok {
+			before = int(n)
+		}
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", requestIDOf(ctx)),
+		slog.String("session_id", sessionOf(ctx).id),
+		slog.String("tool", tool),
+		slog.String("server", server),
+		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.String("status", status),
+		slog.Int("tokens_before", before),
+		slog.Int("tokens_after", after),
+	}
+	if a.logArguments {
+		attrs = append(attrs, slog.String("arguments", tc.Function.Arguments))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	a.logger.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
+	return content
+}
+
+// textOf is what the model reads of a tool result: its text blocks, the
+// text of embedded text resources, and one line for what is not text.
+func textOf(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[a binary resource %s (%s, %d bytes)]", c.Resource.URI, c.Resource.MIMEType, len(c.Resource.Blob)))
+			}
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s (%s): %s]", c.URI, c.MIMEType, c.Description))
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes)]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes)]", c.MIMEType, len(c.Data)))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, "\n")
+}
+
+func rawArgs(args []byte) json.RawMessage { return json.RawMessage(args) }
+
+// models answers GET /v1/models.
+func (a *agent) models(w http.ResponseWriter, _ *http.Request) {
+	var data []map[string]any
+	if a.model != "" {
+		data = append(data, map[string]any{"id": a.model, "object": "model", "owned_by": "ctxfit-agent"})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// health answers GET /healthz: 200 when every MCP server is connected and
+// the provider's breaker is closed, 503 otherwise.
+func (a *agent) health(w http.ResponseWriter, _ *http.Request) {
+	status, code := "ok", http.StatusOK
+	servers := make([]serverHealth, 0, len(a.servers))
+	for _, u := range a.servers {
+		h := u.health()
+		if h.State != stateConnected || h.Breaker != gobreaker.StateClosed.String() {
+			status, code = "degraded", http.StatusServiceUnavailable
+		}
+		servers = append(servers, h)
+	}
+	pb := a.provider.breaker.State().String()
+	if pb != gobreaker.StateClosed.String() {
+		status, code = "degraded", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"status": status, "servers": servers, "provider_breaker": pb})
+}

@@ -1,0 +1,263 @@
+// Command agent is an OpenAI-compatible chat endpoint backed by MCP servers,
+// with ctxfit on the agent's side: every tool result it receives is shaped
+// to the token budget by the client-side guard (mcpclientfit), the
+// conversation it sends the model is fitted to the model's context window
+// (old tool results cleared behind placeholders that lead back to them,
+// then old turns dropped), and nothing is lost: the model reads any cleared
+// result or any further page with ctxfit_next, served by the agent itself.
+//
+// It is the OpenAI-compatible middleware seed's and the agent-integration
+// seed's systems:
+//
+//   - POST /v1/chat/completions: the request's messages are added to its
+//     session (X-Session-ID; a new one when absent, returned in the same
+//     header), and the agent loop runs: the conversation and the tools go
+//     to the provider at -provider (any OpenAI-compatible API); the tool
+//     calls the model asks for run on the MCP servers through the client
+//     guard; until the model answers. Each client (its IP, or the header
+//     -rate-key) has a token bucket of 10 requests refilled at -rate a
+//     second: over it, 429 with Retry-After. The request's own messages are
+//     fitted to the window before the agent reads them (openaifit).
+//   - Sessions keep at most 20 messages for one hour after their last
+//     message, in memory or in Redis (-redis).
+//   - MCP servers over stdio or streamable HTTP (-mcp, repeated), each
+//     with a circuit breaker (5 consecutive failures open it for 30 s) and
+//     a health check every -health-interval that reconnects (restarts, for
+//     stdio) a server that stops answering.
+//   - One JSON log line per tool invocation on standard error: request_id,
+//     session_id, tool, server, duration_ms, status (success, failure,
+//     timeout), tokens_before and tokens_after, and with -log-arguments the
+//     arguments.
+//   - GET /healthz: the servers' states and breakers; GET /v1/models.
+//
+// Usage:
+//
+//	OPENAI_API_KEY=... agent -listen 127.0.0.1:8090 \
+//	    -provider https://api.openai.com/v1 -model gpt-4o-mini \
+//	    -mcp 'files=stdio:npx -y @modelcontextprotocol/server-filesystem /srv/data' \
+//	    -mcp 'bookings=http://127.0.0.1:8080/mcp'
+//
+// ctxfit's settings come from CTXFIT_* variables or the CTXFIT_CONFIG file
+// (package config); CTXFIT_REDIS_URL keeps its snapshots in Redis. Unless
+// CTXFIT_CURSOR_TTL is set, cursors live as long as a session, so that a
+// cleared result stays reachable while its session lives.
+//
+// The example uses only ctxfit's public API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/openaifit"
+	"github.com/ctxfit/ctxfit/store/redisstore"
+)
+
+// settings are the command line's.
+type settings struct {
+	listen         string
+	provider       string
+	model          string
+	servers        []serverSpec
+	contextTokens  int
+	replyTokens    int
+	maxSteps       int
+	rate           float64
+	rateKey        string
+	redis          string
+	callTimeout    time.Duration
+	healthInterval time.Duration
+	logArguments   bool
+}
+
+func parseSettings(args []string, getenv func(string) string, stderr io.Writer) (settings, error) {
+	var s settings
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&s.listen, "listen", "127.0.0.1:8090", "address of the chat endpoint")
+	fs.StringVar(&s.provider, "provider", cmpOr(getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1"), "base URL of the OpenAI-compatible provider (default $OPENAI_BASE_URL); its key is $OPENAI_API_KEY")
+	fs.StringVar(&s.model, "model", "", "model to ask; empty means the request's")
+	fs.Func("mcp", "an MCP server, NAME=stdio:COMMAND ARGS... or NAME=http://HOST/PATH (repeat for several)", func(v string) error {
+		spec, err := parseServerSpec(v)
+		if err == nil {
+			s.servers = append(s.servers, spec)
+		}
+		return err
+	})
+	fs.IntVar(&s.contextTokens, "context-tokens", openaifit.DefaultContextTokens, "the model's context window, in tokens")
+	fs.IntVar(&s.replyTokens, "reply-tokens", openaifit.DefaultReplyTokens, "tokens kept for the model's reply")
+	fs.IntVar(&s.maxSteps, "max-steps", 20, "rounds of tool calls before the agent stops a turn")
+	fs.Float64Var(&s.rate, "rate", 1, "requests a second that refill a client's bucket of 10")
+	fs.StringVar(&s.rateKey, "rate-key", "", "header whose value keys the rate limit (an API key, a user id); empty means the client's IP")
+	fs.StringVar(&s.redis, "redis", getenv("AGENT_REDIS_URL"), "redis://host:port/db keeping the sessions (default $AGENT_REDIS_URL); empty means in memory")
+	fs.DurationVar(&s.callTimeout, "call-timeout", 60*time.Second, "time a tool call may take")
+	fs.DurationVar(&s.healthInterval, "health-interval", 30*time.Second, "time between health checks of the MCP servers")
+	fs.BoolVar(&s.logArguments, "log-arguments", false, "log the arguments of each tool call")
+	if err := fs.Parse(args); err != nil {
+		return settings{}, err
+	}
+	if fs.NArg() > 0 {
+		return settings{}, fmt.Errorf("agent: unexpected arguments %q", fs.Args())
+	}
+	if s.contextTokens <= s.replyTokens {
+		return settings{}, fmt.Errorf("agent: -context-tokens %d must be more than -reply-tokens %d", s.contextTokens, s.replyTokens)
+	}
+	if s.rate <= 0 || s.maxSteps < 1 {
+		return settings{}, errors.New("agent: -rate and -max-steps must be positive")
+	}
+	return s, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	s, err := parseSettings(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, s, os.Getenv, logger); err != nil {
+		logger.Error("agent", "err", err)
+		os.Exit(1)
+	}
+}
+
+// newGuard returns ctxfit's guard with the settings of the CTXFIT_*
+// variables and CTXFIT_CONFIG, cursors living as long as a session unless
+// CTXFIT_CURSOR_TTL says otherwise, and a function that releases it.
+func newGuard(getenv func(string) string, logger *slog.Logger) (*ctxfit.Guard, func() error, error) {
+	cfg, err := config.Load("", getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if getenv("CTXFIT_CURSOR_TTL") == "" && time.Duration(cfg.CursorTTL) < sessionTTL {
+		cfg.CursorTTL = ctxfit.Duration(sessionTTL)
+	}
+	st, err := redisstore.FromURL(cfg.RedisURL, &redisstore.Options{Timeout: time.Duration(cfg.StoreTimeout)}) // nil without CTXFIT_REDIS_URL
+	if err != nil {
+		return nil, nil, err
+	}
+	closeStore := func() error {
+		if st == nil {
+			return nil
+		}
+		return st.Close()
+	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st, Logger: logger})
+	if err != nil {
+		return nil, nil, errors.Join(err, closeStore())
+	}
+	return g, func() error { return errors.Join(g.Close(), closeStore()) }, nil
+}
+
+// newAgent wires the agent: the guard, the MCP servers (connected), the
+// provider, the sessions. The returned function releases them.
+func newAgent(ctx context.Context, s settings, getenv func(string) string, logger *slog.Logger) (*agent, func(), error) {
+	g, closeGuard, err := newGuard(getenv, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	var closers []func()
+	release := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+		_ = closeGuard()
+	}
+	cg, err := mcpclientfit.New(g, nil)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	counter, err := budget.Exact(g.Config().Encoding)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	var sessions SessionStore = newMemorySessions(sessionTTL, time.Now)
+	if s.redis != "" {
+		rs, err := newRedisSessions(s.redis, sessionTTL)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		closers = append(closers, func() { _ = rs.Close() })
+		sessions = rs
+	}
+	a := &agent{cg: cg, provider: newProvider(s.provider, getenv("OPENAI_API_KEY"), 5*time.Minute), sessions: sessions,
+		logger: logger, counter: counter, model: s.model, contextTokens: s.contextTokens, replyTokens: s.replyTokens,
+		maxSteps: s.maxSteps, logArguments: s.logArguments, rate: rate.Limit(s.rate), rateKey: s.rateKey, now: time.Now}
+	for _, spec := range s.servers {
+		u := newUpstream(spec, cg, s.callTimeout, logger)
+		if err := u.connect(ctx); err != nil {
+			// A server that is down at start is retried by its health
+			// check; the agent serves with the others meanwhile.
+			logger.Warn("agent: an MCP server is not available yet", "server", spec.name, "err", err)
+		}
+		a.servers = append(a.servers, u)
+		closers = append(closers, u.close)
+	}
+	return a, release, nil
+}
+
+func run(ctx context.Context, s settings, getenv func(string) string, logger *slog.Logger) error {
+	a, release, err := newAgent(ctx, s, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, u := range a.servers {
+		go u.watch(ctx, s.healthInterval)
+	}
+	ln, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	names := make([]string, len(s.servers))
+	for i, spec := range s.servers {
+		names[i] = spec.name
+	}
+	logger.Info("agent: serving", "url", "http://"+ln.Addr().String()+"/v1", "provider", s.provider, "servers", strings.Join(names, ","))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

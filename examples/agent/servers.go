@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/ctxfit/ctxfit/mcpclientfit"
+)
+
+// Circuit breaker of an MCP server: the agent-integration seed's MCP
+// breaker (5 consecutive failures open it for 30 s).
+const (
+	breakerFailures = 5
+	breakerOpen     = 30 * time.Second
+)
+
+// Connection states of an MCP server, the agent-integration seed's
+// MCPConnection states.
+const (
+	stateConnecting   = "connecting"
+	stateConnected    = "connected"
+	stateDegraded     = "degraded"
+	stateDisconnected = "disconnected"
+)
+
+// serverSpec says how to reach an MCP server: -mcp NAME=stdio:COMMAND ARGS...
+// or -mcp NAME=http://HOST/PATH (streamable HTTP).
+type serverSpec struct {
+	name    string
+	command []string // stdio
+	url     string   // streamable HTTP
+}
+
+func parseServerSpec(s string) (serverSpec, error) {
+	name, target, ok := strings.Cut(s, "=")
+	if !ok || name == "" || target == "" {
+		return serverSpec{}, fmt.Errorf("agent: -mcp %q: want NAME=stdio:COMMAND ARGS... or NAME=http://HOST/PATH", s)
+	}
+	switch {
+	case strings.HasPrefix(target, "stdio:"):
+		cmd := strings.Fields(strings.TrimPrefix(target, "stdio:"))
+		if len(cmd) == 0 {
+			return serverSpec{}, fmt.Errorf("agent: -mcp %q: no command after stdio:", s)
+		}
+		return serverSpec{name: name, command: cmd}, nil
+	case strings.HasPrefix(target, "http://"), strings.HasPrefix(target, "https://"):
+		return serverSpec{name: name, url: target}, nil
+	}
+	return serverSpec{}, fmt.Errorf("agent: -mcp %q: the target must start with stdio:, http:// or https://", s)
+}
+
+func (s serverSpec) transport() string {
+	if s.url != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// upstream is one MCP server the agent uses: its session (through the
+// client-side guard), its tools, its circuit breaker and its health.
+type upstream struct {
+	spec        serverSpec
+	cg          *mcpclientfit.Guard
+	logger      *slog.Logger
+	callTimeout time.Duration
+	breaker     *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+
+	mu         sync.Mutex
+	session    *mcp.ClientSession
+	state      string
+	tools      []*mcp.Tool
+	lastHealth time.Time
+	lastErr    string
+}
+
+func newUpstream(spec serverSpec, cg *mcpclientfit.Guard, callTimeout time.Duration, logger *slog.Logger) *upstream {
+	u := &upstream{spec: spec, cg: cg, logger: logger, callTimeout: callTimeout, state: stateConnecting}
+	u.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+		Name:        spec.name,
+		MaxRequests: 1,
+		Timeout:     breakerOpen,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= breakerFailures },
+		IsSuccessful: func(err error) bool {
+			return err == nil || answered(err) || errors.Is(err, context.Canceled) // the server answered, or the caller left
+		},
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			logger.Warn("agent: circuit breaker", "server", name, "from", from.String(), "to", to.String())
+		},
+	})
+	return u
+}
+
+// connect connects to the server (starting it, for stdio) and lists its
+// tools. The session's client has the guard's middleware.
+func (u *upstream) connect(ctx context.Context) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "ctxfit-agent", Version: "1.0.0"}, nil)
+	u.cg.Install(client)
+	var t mcp.Transport
+	if u.spec.url != "" {
+		t = &mcp.StreamableClientTransport{Endpoint: u.spec.url, HTTPClient: &http.Client{}}
+	} else {
+		cmd := exec.Command(u.spec.command[0], u.spec.command[1:]...)
+		cmd.Stderr = os.Stderr
+		t = &mcp.CommandTransport{Command: cmd}
+	}
+	session, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		u.setState(stateDisconnected, err)
+		return fmt.Errorf("agent: connecting to %s: %w", u.spec.name, err)
+	}
+	var tools []*mcp.Tool
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			_ = session.Close()
+			u.setState(stateDisconnected, err)
+			return fmt.Errorf("agent: listing the tools of %s: %w", u.spec.name, err)
+		}
+		tools = append(tools, tool)
+	}
+	u.mu.Lock()
+	old := u.session
+	u.session, u.tools, u.state, u.lastHealth, u.lastErr = session, tools, stateConnected, time.Now(), ""
+	u.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	u.logger.Info("agent: connected", "server", u.spec.name, "transport", u.spec.transport(), "tools", len(tools))
+	return nil
+}
+
+func (u *upstream) setState(state string, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.state = state
+	if err != nil {
+		u.lastErr = err.Error()
+	}
+}
+
+// answered reports whether err is a JSON-RPC error the server sent (bad
+// arguments, an unknown tool): the server works. The SDK's own codes from
+// -32001 to -32005 (a transport that refused the request, a closing
+// connection) are failures.
+func answered(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && (rpc.Code > -32001 || rpc.Code < -32099)
+}
+
+// errUnavailable: the server is not connected.
+var errUnavailable = errors.New("the MCP server is not connected")
+
+// call calls a tool through the circuit breaker, within the call timeout.
+func (u *upstream) call(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.callTimeout)
+	defer cancel()
+	return u.breaker.Execute(func() (*mcp.CallToolResult, error) {
+		u.mu.Lock()
+		s := u.session
+		u.mu.Unlock()
+		if s == nil {
+			return nil, errUnavailable
+		}
+		return s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: rawArgs(args)})
+	})
+}
+
+// check pings the server; when it does not answer, the server is degraded
+// and the agent connects to it again (for stdio: starts it again).
+func (u *upstream) check(ctx context.Context) {
+	u.mu.Lock()
+	s := u.session
+	u.mu.Unlock()
+	var err error
+	if s == nil {
+		err = errUnavailable
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = s.Ping(pctx, nil)
+		cancel()
+	}
+	if err == nil {
+		u.mu.Lock()
+		u.state, u.lastHealth, u.lastErr = stateConnected, time.Now(), ""
+		u.mu.Unlock()
+		return
+	}
+	u.logger.Warn("agent: health check failed", "server", u.spec.name, "err", err)
+	u.setState(stateDegraded, err)
+	if err := u.connect(ctx); err != nil {
+		u.logger.Warn("agent: reconnecting failed", "server", u.spec.name, "err", err)
+	}
+}
+
+// watch checks the server every interval until ctx ends.
+func (u *upstream) watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			u.check(ctx)
+		}
+	}
+}
+
+func (u *upstream) close() {
+	u.mu.Lock()
+	s := u.session
+	u.session, u.state = nil, stateDisconnected
+	u.mu.Unlock()
+	if s != nil {
+		_ = s.Close()
+	}
+}
+
+// serverHealth is what GET /healthz says of a server.
+type serverHealth struct {
+	Name            string    `json:"name"`
+	Transport       string    `json:"transport"`
+	State           string    `json:"state"`
+	Tools           int       `json:"tools"`
+	Breaker         string    `json:"breaker"`
+	LastHealthCheck time.Time `json:"last_health_check"`
+	Error           string    `json:"error,omitempty"`
+}
+
+func (u *upstream) health() serverHealth {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return serverHealth{Name: u.spec.name, Transport: u.spec.transport(), State: u.state, Tools: len(u.tools),
+		Breaker: u.breaker.State().String(), LastHealthCheck: u.lastHealth, Error: u.lastErr}
+}
+
+func (u *upstream) toolList() []*mcp.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tools
+}
