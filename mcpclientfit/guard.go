@@ -109,6 +109,12 @@ func (cg *Guard) Middleware() mcp.Middleware {
 				if method == methodReadResource && p != nil {
 					return cg.readResource(ctx, next, method, req, session, p)
 				}
+			case *mcp.ListToolsParams:
+				res, err := next(ctx, method, req)
+				if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+					cg.learn(lr.Tools)
+				}
+				return res, err
 			}
 			return next(ctx, method, req)
 		}
@@ -125,14 +131,14 @@ func (cg *Guard) Tools() []*mcp.Tool {
 			Title:       "Continue a large tool result",
 			Description: mcpcore.NextDescription,
 			InputSchema: mcpcore.NextInputSchema(),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 		},
 		{
 			Name:        cg.core.Names.Details,
 			Title:       "Drill into a summarized tool result",
 			Description: mcpcore.DetailsDescription,
 			InputSchema: mcpcore.DetailsInputSchema(),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 		},
 	}
 }
@@ -210,7 +216,7 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 	if err != nil {
 		return res, nil
 	}
-	call := mcpcore.Call{Tool: name, Arguments: args, Subject: cg.core.Subject(ctx)}
+	call := mcpcore.Call{Tool: name, Arguments: args, Subject: cg.core.Subject(ctx), Unrepeatable: cg.core.Unrepeatable(name)}
 	shaped, err := cg.core.Shaper.ShapeResult(ctx, call, wire)
 	if err != nil {
 		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
@@ -371,4 +377,22 @@ func fromWire(wire json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// learn records what the server's tools/list says of running its tools
+// again: only a tool annotated read-only or idempotent is run again to
+// continue its result (replay mode); any other's result is kept.
+func (cg *Guard) learn(tools []*mcp.Tool) {
+	hints := make([]mcpcore.ToolHints, 0, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		h := mcpcore.ToolHints{Name: t.Name}
+		if t.Annotations != nil {
+			h.ReadOnly, h.Idempotent = t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint
+		}
+		hints = append(hints, h)
+	}
+	cg.core.Learn(hints)
 }

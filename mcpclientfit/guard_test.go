@@ -77,7 +77,9 @@ func newServer(t *testing.T) *server {
 		}
 		return asJSON(b), nil, nil
 	})
-	mcp.AddTool(s.Server, &mcp.Tool{Name: "read_log"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	// read_log changes nothing: replay mode may run it again. The other
+	// tools say nothing of it.
+	mcp.AddTool(s.Server, &mcp.Tool{Name: "read_log", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(shortLog), nil, nil
 	})
 	mcp.AddTool(s.Server, &mcp.Tool{Name: "search_bookings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, exampletools.SearchResult, error) {
@@ -195,25 +197,38 @@ func TestASummaryDrillsDownThroughTheSessionThatRanTheTool(t *testing.T) {
 	first := mcptest.Call(t, cs, "get_booking", args)
 	require.Equal(t, "summary", first.Meta["ctxfit/strategy"], "%v", mcptest.Texts(t, first))
 	guidance := mcptest.Texts(t, first)[1]
-	assert.Contains(t, guidance, `call ctxfit_details with {"tool":"get_booking","arguments":{"id":"BK1"},"fields":`)
+	details := mcptest.DetailsCursor(first)
+	require.NotEmpty(t, details)
+	assert.Contains(t, guidance, `call ctxfit_details with {"cursor":"`+details+`","fields":`)
 
-	// Through the guard alone, no session at hand: it calls the tool again
-	// on the session that ran it.
-	res, err := cg.CallTool(context.Background(), "ctxfit_details", json.RawMessage(`{"tool":"get_booking","arguments":{"id":"BK1"},"fields":"all"}`))
+	// Through the guard alone, no session at hand: the summarized result
+	// is kept, so the drill-down does not run the tool again.
+	in, err := json.Marshal(map[string]string{"cursor": details, "fields": "all"})
+	require.NoError(t, err)
+	res, err := cg.CallTool(context.Background(), "ctxfit_details", in)
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
 	assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "get_booking", args)), mcptest.Rebuild(t, cs, res, 2000), "the whole booking, in pages")
 	assert.Equal(t, int64(0), s.called("ctxfit_details"), "the server never sees a drill-down")
-	assert.Equal(t, int64(3), s.called("get_booking"), "the guarded call, its rerun, and the raw call")
+	assert.Equal(t, int64(2), s.called("get_booking"), "the guarded call and the raw call")
 }
 
 func TestReplayModeRunsTheToolAgainUnshaped(t *testing.T) {
 	s, _, cs, raw := setup(t, ctxfit.Config{Threshold: 2000, HardCap: 3000, Mode: ctxfit.ModeReplay})
+	_, err := cs.ListTools(context.Background(), nil) // the guard learns which tools may run again
+	require.NoError(t, err)
 	want := bodyOf(t, mcptest.Call(t, raw, "read_log", map[string]any{}))
 	first := mcptest.Call(t, cs, "read_log", map[string]any{})
 	assert.Equal(t, want, mcptest.Rebuild(t, cs, first, 3000))
 	assert.Greater(t, s.called("read_log"), int64(2), "every continuation ran the tool again")
 	assert.Zero(t, s.called("ctxfit_next"))
+
+	// list_bookings is not annotated read-only nor idempotent: its result
+	// is kept, and continuing it never runs it again.
+	want = bodyOf(t, mcptest.Call(t, raw, "list_bookings", map[string]any{}))
+	first = mcptest.Call(t, cs, "list_bookings", map[string]any{})
+	assert.Equal(t, want, mcptest.Rebuild(t, cs, first, 3000))
+	assert.Equal(t, int64(2), s.called("list_bookings"), "the guarded call and the raw one, no reruns")
 }
 
 func TestCursorsAreBoundToTheSubjectOfTheContext(t *testing.T) {

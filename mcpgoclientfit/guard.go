@@ -81,7 +81,7 @@ func New(g *ctxfit.Guard, opts *Options) (*Guard, error) {
 // Tools returns the definitions of the continuation and drill-down tools,
 // for the agent to add to the tools it gives the model.
 func (cg *Guard) Tools() []mcp.Tool {
-	ro := mcp.ToolAnnotation{ReadOnlyHint: new(true), OpenWorldHint: new(false)}
+	ro := mcp.ToolAnnotation{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
 	next := mcp.NewToolWithRawSchema(cg.core.Names.Next, mcpcore.NextDescription, mcpcore.NextInputSchema())
 	next.Annotations, next.Title = ro, "Continue a large tool result"
 	details := mcp.NewToolWithRawSchema(cg.core.Names.Details, mcpcore.DetailsDescription, mcpcore.DetailsInputSchema())
@@ -234,6 +234,13 @@ type call struct {
 // tools/call and resources/read requests, and passes everything else on.
 func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	method := mcp.MCPMethod(req.Method)
+	if method == mcp.MethodToolsList {
+		resp, err := w.inner.SendRequest(ctx, req)
+		if err == nil && resp != nil && resp.Error == nil {
+			w.cg.learn(resp.Result)
+		}
+		return resp, err
+	}
 	if method != mcp.MethodToolsCall && method != mcp.MethodResourcesRead {
 		return w.inner.SendRequest(ctx, req)
 	}
@@ -280,7 +287,8 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 		if err != nil {
 			return resp, nil
 		}
-		shaped, err = cg.core.Shaper.ShapeResult(ctx, mcpcore.Call{Tool: c.Name, Arguments: args, Subject: subject}, resp.Result)
+		shaped, err = cg.core.Shaper.ShapeResult(ctx, mcpcore.Call{Tool: c.Name, Arguments: args, Subject: subject,
+			Unrepeatable: cg.core.Unrepeatable(c.Name)}, resp.Result)
 		if err != nil {
 			shaped = mcpcore.Shaped{Result: mcpcore.ErrorResult(mcpcore.ErrorOf(err)), Shaped: true}
 		}
@@ -362,4 +370,29 @@ func (w *wrapped) send(ctx context.Context, method string, params map[string]any
 		return nil, &mcpcore.ToolError{Message: resp.Error.Message}
 	}
 	return resp.Result, nil
+}
+
+// learn records what a tools/list result says of running each tool again:
+// only a tool annotated read-only or idempotent is run again to continue
+// its result (replay mode); any other's result is kept.
+func (cg *Guard) learn(result json.RawMessage) {
+	var list struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			Annotations struct {
+				ReadOnly   *bool `json:"readOnlyHint"`
+				Idempotent *bool `json:"idempotentHint"`
+			} `json:"annotations"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &list) != nil {
+		return
+	}
+	hints := make([]mcpcore.ToolHints, 0, len(list.Tools))
+	for _, t := range list.Tools {
+		a := t.Annotations
+		hints = append(hints, mcpcore.ToolHints{Name: t.Name,
+			ReadOnly: a.ReadOnly != nil && *a.ReadOnly, Idempotent: a.Idempotent != nil && *a.Idempotent})
+	}
+	cg.core.Learn(hints)
 }

@@ -49,7 +49,8 @@ func upstream(t *testing.T) (*server.MCPServer, map[string]*atomic.Int64) {
 			return h(ctx, req)
 		})
 	}
-	add(mcp.NewTool("read_log"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	// read_log changes nothing: replay mode may run it again.
+	add(mcp.NewTool("read_log", mcp.WithReadOnlyHintAnnotation(true)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(testLog), nil
 	})
 	add(mcp.NewTool("list_items"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -158,9 +159,16 @@ func TestReplayModeRunsTheToolAgainOnTheTransport(t *testing.T) {
 	cg := newGuard(t, ctxfit.Config{Threshold: 2000, HardCap: 3000, Mode: ctxfit.ModeReplay})
 	c := connect(t, s, cg)
 	ctx := context.Background()
+	_, err := c.ListTools(ctx, mcp.ListToolsRequest{}) // the guard learns which tools may run again
+	require.NoError(t, err)
 	first := callTool(t, ctx, c, "read_log", map[string]any{})
 	assert.Equal(t, testLog, rebuild(t, ctx, c, first, 3000))
 	assert.Greater(t, calls["read_log"].Load(), int64(2))
+
+	// list_items says nothing of running again: continuing it does not.
+	items := callTool(t, ctx, c, "list_items", map[string]any{})
+	rebuild(t, ctx, c, items, 3000)
+	assert.Equal(t, int64(1), calls["list_items"].Load(), "no reruns of a tool that may change something")
 
 	// Through the guard alone too.
 	next, _ := first.Meta.AdditionalFields["ctxfit/nextCursor"].(string)

@@ -23,8 +23,9 @@ type Client[R comparable] struct {
 	Shaper  *Shaper
 	Subject func(context.Context) string
 
-	mu   sync.Mutex
-	last map[string]R
+	mu         sync.Mutex
+	last       map[string]R
+	repeatable map[string]bool // by tool, from the server's tools/list
 }
 
 // maxRunners bounds the tools and URIs a Client remembers the runner of.
@@ -97,6 +98,35 @@ func (c *Client[R]) Runner(key string, fallback R) R {
 		return r
 	}
 	return fallback
+}
+
+// Learn records what a page of the server's tools/list says of running
+// each tool again (see [Repeatable]).
+func (c *Client[R]) Learn(tools []ToolHints) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.repeatable == nil || len(c.repeatable)+len(tools) > maxRunners {
+		c.repeatable = make(map[string]bool, len(tools))
+	}
+	for _, t := range tools {
+		c.repeatable[t.Name] = Repeatable(t.ReadOnly, t.Idempotent)
+	}
+}
+
+// Unrepeatable reports whether the tool named name must not run again to
+// continue its result: the server's tools/list did not say it is
+// read-only or idempotent (or was not read).
+func (c *Client[R]) Unrepeatable(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.repeatable[name]
+}
+
+// ToolHints are the annotations of a tool that say whether it may run
+// again.
+type ToolHints struct {
+	Name                 string
+	ReadOnly, Idempotent bool
 }
 
 // ReadKey is the key under which a Client remembers the runner of a read
