@@ -89,20 +89,49 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 		}
 		return first, r, nil
 	}
-	from, to := chunk.Window(len(text), at, limit)
-	c, err := chunk.NewCutter(view(text[from:to]), r.form, &chunk.Options{Counter: s.counter(), MaxTokens: limit, Kind: r.textKind})
-	if err != nil {
-		return chunk.Span{}, r, err
-	}
 	if at >= len(text) {
 		return chunk.Span{Start: at, End: at}, r, nil
 	}
-	sp, err := c.Next(at - from)
+	from, to := chunk.Window(len(text), at, limit)
+	// The window holds the longest chunk limit tokens can make (128 bytes
+	// a token), which prose and logs never come near: first try one sized
+	// for text (narrowBytesPerToken), and keep its chunk when it ends well
+	// inside it. Either way the chunk is a span of the text counted
+	// exactly: the narrow window can only move a boundary, never lose a
+	// byte or pass the budget.
+	if narrow := at + limit*narrowBytesPerToken + narrowSlack; narrow < to {
+		sp, err := s.cutIn(text[from:narrow], at-from, limit, r)
+		if err != nil {
+			return chunk.Span{}, r, err
+		}
+		if sp.End+from <= narrow-narrowSlack {
+			sp.Start, sp.End = sp.Start+from, sp.End+from
+			return sp, r, nil
+		}
+	}
+	sp, err := s.cutIn(text[from:to], at-from, limit, r)
 	if err != nil {
 		return chunk.Span{}, r, err
 	}
 	sp.Start, sp.End = sp.Start+from, sp.End+from
 	return sp, r, nil
+}
+
+// The narrow window of a continuation chunk: bytes per token of the
+// chunk, and the margin the chunk must end before the window's end.
+const (
+	narrowBytesPerToken = 8
+	narrowSlack         = 4096
+)
+
+// cutIn returns the chunk at at of window, a part of the text r
+// continues, in window's offsets.
+func (s *shaper) cutIn(window []byte, at, limit int, r ref) (chunk.Span, error) {
+	c, err := chunk.NewCutter(view(window), r.form, &chunk.Options{Counter: s.counter(), MaxTokens: limit, Kind: r.textKind})
+	if err != nil {
+		return chunk.Span{}, err
+	}
+	return c.Next(at)
 }
 
 // textResult writes the envelope of the chunk span (offsets of the text)
