@@ -236,3 +236,25 @@ func FuzzGuard(f *testing.F) {
 		}
 	})
 }
+
+func TestTheWidestObjectsKeepBothPromises(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 members, followed to the end")
+	}
+	for _, members := range []int{10, 1_000, 100_000} {
+		t.Run(fmt.Sprintf("%d members", members), func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString("{")
+			for i := range members {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `"VAR_%d":"value <%d> & more"`, i, i)
+			}
+			b.WriteString("}")
+			g, _ := newGuard(t, ctxfit.Config{Threshold: 2000})
+			c := checkPromises(t, g, ctxfit.Request{Endpoint: "GET /env", Path: "/env"}, ctxfit.Response{Body: []byte(b.String()), ContentType: "application/json"})
+			t.Logf("%d responses, %d tokens sent for %d, %v", c.responses, c.tokensSent, c.original, c.strategies)
+		})
+	}
+}
