@@ -60,6 +60,7 @@ type Options struct {
 // release it with [Guard.Close].
 type Guard struct {
 	cur      atomic.Pointer[engine]
+	plans    *plans // recent chunk plans, shared by every request
 	store    store.Store
 	ownStore bool
 	sink     *telemetry.Async
@@ -80,6 +81,7 @@ func New(opts *Options) (*Guard, error) {
 		o = *opts
 	}
 	g := &Guard{
+		plans:   newPlans(),
 		store:   o.Store,
 		logger:  cmp.Or(o.Logger, slog.Default()),
 		now:     o.Now,

@@ -324,7 +324,7 @@ func (s *shaper) details() (Result, error) {
 		}
 		// The projection is a new snapshot: its cursors point into it,
 		// not into the response it was projected from.
-		s.data, s.view, s.snap = out, "fields="+fields, nil
+		s.data, s.view, s.snap, s.id = out, "fields="+fields, nil, ""
 		s.measure(out)
 	}
 	tokens := budget.CountUpTo(s.e.counter, view(out), s.rl.budget.HardCap)

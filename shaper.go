@@ -3,8 +3,6 @@ package ctxfit
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,6 +28,7 @@ type shaper struct {
 	data   []byte // the snapshot: the response body, or the view it was shaped from
 	view   string // in replay mode, the drill-down data was made from; "" for the body
 	snap   *snapRef
+	id     string // data's content ID, once computed (see contentID)
 	rec    telemetry.Record
 	// fallback is set once a strategy panicked: the byte cut then counts
 	// nothing.
@@ -91,6 +90,18 @@ const estimatePrefix = 64 << 10
 // while the string is in use.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
+// contentID is the ID of the data's content: the store ID of a snapshot
+// and the fingerprint of replay mode (the same digest), computed once.
+func (s *shaper) contentID() string {
+	if s.snap != nil {
+		return s.snap.id
+	}
+	if s.id == "" {
+		s.id = store.IDOf(s.data)
+	}
+	return s.id
+}
+
 // alive reports the context's error, if any: every loop checks it.
 func (s *shaper) alive() error {
 	if err := s.ctx.Err(); err != nil {
@@ -117,9 +128,9 @@ func (s *shaper) keep() (snapRef, error) {
 	}
 	var ref snapRef
 	if s.e.cfg.Mode == ModeReplay && !s.req.Unrepeatable {
-		ref = snapRef{id: fingerprint(s.data)}
+		ref = snapRef{id: s.contentID()}
 	} else {
-		id := store.IDOf(s.data) // identical snapshots share one entry
+		id := s.contentID() // identical snapshots share one entry
 		err := s.g.put(s.storeCtx(), id, s.data, time.Duration(s.e.cfg.CursorTTL))
 		switch {
 		case (errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrFull)) && s.req.Unrepeatable:
@@ -128,7 +139,7 @@ func (s *shaper) keep() (snapRef, error) {
 		case errors.Is(err, store.ErrTooLarge), errors.Is(err, store.ErrFull):
 			// No room for it (now): this response continues as in replay
 			// mode, by running the handler again.
-			ref = snapRef{id: fingerprint(s.data)}
+			ref = snapRef{id: id}
 		case err != nil:
 			return snapRef{}, s.g.storeError(err)
 		default:
@@ -142,10 +153,9 @@ func (s *shaper) keep() (snapRef, error) {
 	return ref, nil
 }
 
-func fingerprint(body []byte) string {
-	sum := sha256.Sum256(body)
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
-}
+// fingerprint is the content ID of body: what a replay-mode continuation
+// checks the handler's new response against.
+func fingerprint(body []byte) string { return store.IDOf(body) }
 
 // cursorFor seals r into a cursor for this request.
 func (s *shaper) cursorFor(r ref) (string, error) {

@@ -55,42 +55,33 @@ func (s *shaper) serveText(r ref, lay layout) (Result, error) {
 func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 	text := s.data[r.start:r.end]
 	at := int(r.pos - r.start)
+	key := planKey(s.contentID(), r, limit, s.e.cfg.Encoding)
 	if at == 0 && r.index == 0 {
-		c, err := chunk.NewCutter(view(text), r.form, &chunk.Options{Counter: s.counter(), MaxTokens: limit})
-		if err != nil {
-			return chunk.Span{}, r, err
-		}
-		r.textKind = c.Kind()
-		var first chunk.Span
-		n := 0
-		for p := 0; p < len(text) || n == 0; n++ {
-			if err := s.alive(); err != nil {
+		p := s.g.plans.get(key)
+		if p == nil {
+			var err error
+			if p, err = s.plan(text, r.form, limit); err != nil {
 				return chunk.Span{}, r, err
 			}
-			if len(text) == 0 {
-				n++
-				break
-			}
-			sp, err := c.Next(p)
-			if err != nil {
-				return chunk.Span{}, r, err
-			}
-			if n == 0 {
-				first = sp
-			}
-			p = sp.End
+			s.g.plans.put(key, p)
 		}
-		r.total = int64(n)
+		r.textKind, r.total = p.kind, int64(max(len(p.ends), 1))
 		if r.line == 0 {
 			r.line = 1
 		}
 		if r.lines == 0 {
-			r.lines = int64(lineCount(text, r.form))
+			r.lines = int64(p.lines)
 		}
+		first, _ := p.chunkAt(0)
 		return first, r, nil
 	}
 	if at >= len(text) {
 		return chunk.Span{Start: at, End: at}, r, nil
+	}
+	if p := s.g.plans.get(key); p != nil {
+		if sp, ok := p.chunkAt(at); ok {
+			return sp, r, nil
+		}
 	}
 	from, to := chunk.Window(len(text), at, limit)
 	// The window holds the longest chunk limit tokens can make (128 bytes
@@ -123,6 +114,27 @@ const (
 	narrowBytesPerToken = 8
 	narrowSlack         = 4096
 )
+
+// plan cuts the whole text into chunks of limit tokens.
+func (s *shaper) plan(text []byte, form chunk.Form, limit int) (*plan, error) {
+	c, err := chunk.NewCutter(view(text), form, &chunk.Options{Counter: s.counter(), MaxTokens: limit})
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{kind: c.Kind(), lines: lineCount(text, form)}
+	for at := 0; at < len(text); {
+		if err := s.alive(); err != nil {
+			return nil, err
+		}
+		sp, err := c.Next(at)
+		if err != nil {
+			return nil, err
+		}
+		p.ends = append(p.ends, sp.End)
+		at = sp.End
+	}
+	return p, nil
+}
 
 // cutIn returns the chunk at at of window, a part of the text r
 // continues, in window's offsets.

@@ -3,12 +3,14 @@ package ctxfit_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
 )
 
 // counting is a handler that counts its runs.
@@ -78,4 +80,43 @@ func TestAResponseThatCannotBeContinuedSaysSoWithinTheCap(t *testing.T) {
 			assert.Equal(t, tc.advice, strings.Contains(res.Summary, "repeat the request"), res.Summary)
 		})
 	}
+}
+
+// bytesCounter counts exactly and adds up the bytes it was asked to count.
+type bytesCounter struct{ n atomic.Int64 }
+
+func (c *bytesCounter) Count(text string) int {
+	c.n.Add(int64(len(text)))
+	return exact.Count(text)
+}
+
+func (c *bytesCounter) CountUpTo(text string, limit int) int {
+	c.n.Add(int64(min(len(text), 16*(limit+1)))) // about what it reads: it stops past the limit
+	return budget.CountUpTo(exact, text, limit)
+}
+
+func TestTheSameTextAskedForAgainCostsOnlyTheChunkItSends(t *testing.T) {
+	text := []byte(strings.Repeat("2026-11-24T08:00:00Z INFO request served in 3 ms for /api/v1/bookings\n", 60_000)) // 4.2 MB
+	c := &bytesCounter{}
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret}, Counter: c})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	handle := func(subject string) (ctxfit.Result, int64) {
+		before := c.n.Load()
+		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "log", Subject: subject}, serve(text, "text/plain"))
+		require.NoError(t, err)
+		return res, c.n.Load() - before
+	}
+	first, counted := handle("alice")
+	assert.GreaterOrEqual(t, counted, int64(len(text)), "the first response plans every chunk")
+	again, counted := handle("bob")
+	assert.Less(t, counted, int64(len(text)/10), "the plan is kept: the same text costs its first chunk")
+	assert.Equal(t, string(first.Body[:200]), string(again.Body[:200]), "the same chunk")
+
+	before := c.n.Load()
+	req := ctxfit.Request{Endpoint: "log", Subject: "bob", Cursor: again.Next}
+	next, err := g.Handle(context.Background(), req, serve(text, "text/plain"))
+	require.NoError(t, err)
+	assert.Less(t, c.n.Load()-before, int64(len(text)/10), "a continuation costs its chunk")
+	assert.Contains(t, string(next.Body), `"chunkIndex":1,`)
 }
