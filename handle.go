@@ -92,7 +92,7 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 // explicit reports whether req asks for a line range or a drill-down,
 // which are answered whatever the response's size.
 func (req *Request) explicit() bool {
-	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != ""
+	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != "" || req.Search != nil
 }
 
 // fetchError marks errors of the handler, which Handle returns unchanged
@@ -218,6 +218,13 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 	tokens := s.rec.TokensBefore
 	if tokens > rl.budget.Threshold {
 		s.g.sample(e, view(s.data), tokens, &s.rec)
+	}
+	if req.Search != nil {
+		r := ref{kind: contParts, end: int64(len(s.data))} // the whole response
+		if kind == kindText {
+			r = ref{kind: contChunk, end: int64(len(s.data)), form: chunk.FormEscaped}
+		}
+		return s.search(r, req.Search)
 	}
 	if req.Fields != "" && kind == kindJSON {
 		return s.details()
@@ -420,8 +427,15 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	// continuation would make following a large response quadratic.
 	s.rec = telemetry.Record{BytesBefore: len(data), TokensBefore: int(r.tokens), TokensBeforeEstimated: r.tokensEstimated, CacheHit: cacheHit}
 	res, err := s.guard(func() (Result, error) {
-		if req.Part != 0 {
+		switch {
+		case req.Part != 0:
 			return s.openPart(req.Part)
+		case r.kind == contSearch:
+			// A search continues by its cursor, with or without the search
+			// repeated (a next link repeats it).
+			return s.continueSearch(r, req.Search)
+		case req.Search != nil:
+			return s.search(r, req.Search)
 		}
 		if r.kind == contDetails {
 			if req.Fields == "" {

@@ -177,6 +177,7 @@ func TestEveryShapeKeepsBothPromises(t *testing.T) {
 func TestRequestParametersNeverBreakTheCap(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
 	fields := []string{"", "all", "id", "id,name", "nope", "a.b.c", ",", strings.Repeat("x,", 5000)}
+	patterns := []string{"e", "the|token", "\\d+", "[", ".*", "^$", "東京", strings.Repeat("a", 600), "\\\\u"}
 	for i := range 4 * len(shapes.Shapes) {
 		resp := shapes.Generate(r, i, 5000+r.IntN(60000))
 		cfg := ctxfit.Config{Threshold: 300 + r.IntN(3000), PageSize: 1 + r.IntN(50)}
@@ -186,6 +187,11 @@ func TestRequestParametersNeverBreakTheCap(t *testing.T) {
 			StartLine: r.IntN(40) - 5, EndLine: r.IntN(400) - 5}
 		if r.IntN(3) == 0 {
 			req.StartLine, req.EndLine = 0, 0
+		}
+		if r.IntN(3) == 0 {
+			req.StartLine, req.EndLine, req.Fields = 0, 0, ""
+			req.Search = &ctxfit.Search{Pattern: patterns[r.IntN(len(patterns))], IgnoreCase: r.IntN(2) == 0,
+				Literal: r.IntN(4) == 0, Context: r.IntN(4), Path: []string{"", "name", "a.b"}[r.IntN(3)]}
 		}
 		checkParams(t, g, req, ctxfit.Response{Body: resp.Body, ContentType: resp.ContentType})
 	}

@@ -32,6 +32,11 @@ const (
 	// contDetails: the object a summary left fields out of, for a
 	// drill-down (Request.Fields).
 	contDetails cursor.Kind = 7
+	// contSearch: the matches of a search (ref.search) in the text or
+	// container data[start:end], from pos; textKind says which ("text",
+	// "array" or "object"), offset is the index of the item at pos, line
+	// the number of the line at pos, total the number of matches.
+	contSearch cursor.Kind = 8
 )
 
 // snapRef says where a continuation finds its data: a snapshot in the
@@ -99,6 +104,8 @@ type ref struct {
 	// continuation reports it without counting the snapshot again.
 	tokens          int64
 	tokensEstimated bool
+	// search is the search a contSearch continues, as JSON.
+	search string
 }
 
 // maxCarried bounds what a cursor carries of a view or of tool arguments,
@@ -115,7 +122,7 @@ func (r *ref) payload(req *Request) cursor.Payload {
 	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines, r.block, size} {
 		d = binary.AppendUvarint(d, uint64(v))
 	}
-	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args, []byte(r.mime)} {
+	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args, []byte(r.mime), []byte(r.search)} {
 		d = binary.AppendUvarint(d, uint64(len(s)))
 		d = append(d, s...)
 	}
@@ -145,7 +152,7 @@ func refOf(p cursor.Payload) (ref, error) {
 		}
 		nums[i], d = int64(v), d[n:]
 	}
-	var strs [4][]byte
+	var strs [5][]byte
 	for i := range strs {
 		v, n := binary.Uvarint(d)
 		if n <= 0 || v > uint64(len(d)-n) {
@@ -159,7 +166,7 @@ func refOf(p cursor.Payload) (ref, error) {
 	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
 	r.form, r.line, r.lines, r.block = chunk.Form(nums[4]), nums[5], nums[6], nums[7]
 	r.tokens, r.tokensEstimated = nums[8]>>1, nums[8]&1 == 1
-	r.textKind, r.view, r.mime = chunk.Kind(strs[0]), string(strs[1]), string(strs[3])
+	r.textKind, r.view, r.mime, r.search = chunk.Kind(strs[0]), string(strs[1]), string(strs[3]), string(strs[4])
 	if len(strs[2]) > 0 {
 		r.args = strs[2]
 	}
@@ -167,7 +174,7 @@ func refOf(p cursor.Payload) (ref, error) {
 		return ref{}, errBadRef
 	}
 	switch r.kind {
-	case contPage, contChunk, contMembers, contParts, contCut, contResource, contDetails:
+	case contPage, contChunk, contMembers, contParts, contCut, contResource, contDetails, contSearch:
 	default:
 		return ref{}, errBadRef
 	}

@@ -63,6 +63,9 @@ type Request struct {
 	// first response; continuations have the endpoint's. Its HardCap must
 	// be at least MinHardCap.
 	Budget budget.Budget
+	// Search finds what matches a pattern in the response Cursor belongs
+	// to (any cursor of it), instead of continuing it; see [Search].
+	Search *Search
 	// Unrepeatable says the handler must not run again to continue this
 	// response: an MCP tool that is neither read-only nor idempotent,
 	// whose second run would repeat what the first changed. In replay mode

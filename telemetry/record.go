@@ -20,6 +20,8 @@ const (
 	StrategyChunking = "chunking"
 	// StrategyCut: the last resort, a byte cut at the hard cap.
 	StrategyCut = "cut"
+	// StrategySearch: the matches of a search in a shaped response.
+	StrategySearch = "search"
 	// StrategyError: shaping failed and an error was returned.
 	StrategyError = "error"
 )
