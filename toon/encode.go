@@ -357,7 +357,10 @@ func (e *encoder) primitive(start int, delim byte) error {
 		end, _ := rawjson.End(e.data, start)
 		from := len(e.dst)
 		dst, ok := appendNumber(e.dst, e.data[start:end])
-		if !ok || overflows(dst[from:]) {
+		if !ok {
+			return unsupported(start, "the exponent of the number %.40s is %g or more in magnitude", e.data[start:end], float64(maxExponent))
+		}
+		if overflows(dst[from:]) {
 			return unsupported(start, "the number %.40s is beyond float64's range, where readers such as the reference TOON decoder see infinity or a string", e.data[start:end])
 		}
 		e.dst = dst
