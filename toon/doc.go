@@ -84,6 +84,16 @@
 //
 // # Other implementations
 //
+// The end-to-end tests (e2e/toon_test.go, e2e/ts/toon.test.mjs) check
+// Encode and Decode against the reference implementation from npm,
+// @toon-format/toon 2.3.1 (spec v3.3), over generated tables and trees,
+// the example bookings and edge cases: its decoder reads Encode's output
+// as JSON.parse reads the input (values and key order; numbers as float64,
+// as JSON.parse reads them, -0 as 0), and so does its spec v4 release
+// (4.4.0); Decode reads its encoder's output as JSON.parse read the input,
+// except that the reference encoder writes objects with the same keys in
+// other orders as one table, in the first object's order.
+//
 // Decode reads spec v3 TOON in strict mode; it does not read spec v4's
 // additions (comment lines, keyed tables, nested field groups) nor expand
 // dotted keys.
