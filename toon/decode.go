@@ -51,10 +51,11 @@ type decoder struct {
 	dst    []byte
 	indent int
 	lines  []line
-	next   int    // index of the next line to read
-	arrays int    // arrays whose items or rows are being read
-	nest   int    // containers open
-	buf    []byte // scratch for the texts of quoted strings
+	next   int      // index of the next line to read
+	arrays int      // arrays whose items or rows are being read
+	nest   int      // containers open
+	buf    []byte   // scratch for the texts of quoted strings
+	parts  [][]byte // scratch for split1
 }
 
 type syntaxErr = SyntaxError
@@ -380,13 +381,15 @@ func (d *decoder) header(content []byte, i, num int) (header, error) {
 	return h, nil
 }
 
-// split1 splits s at each unquoted delim.
+// split1 splits s at each unquoted delim. The result is valid until the
+// next call: every caller is done with it before it splits again.
 func (d *decoder) split1(s []byte, delim byte) [][]byte {
-	var out [][]byte
+	out := d.parts[:0]
 	for {
 		i := unquoted(s, delim, 0)
 		if i < 0 {
-			return append(out, s)
+			d.parts = append(out, s)
+			return d.parts
 		}
 		out = append(out, s[:i])
 		s = s[i+1:]

@@ -26,12 +26,12 @@ func Encode(dst, data []byte, opts *Options) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	start, _, ok := rawjson.Root(data)
+	start, end, ok := rawjson.Root(data)
 	if !ok {
 		return dst, ErrInvalidJSON
 	}
 	e := encoder{data: data, dst: dst, base: len(dst), delim: byte(o.Delimiter), indent: o.Indent, maxDepth: o.MaxDepth}
-	if err := e.root(start); err != nil {
+	if err := e.root(start, end); err != nil {
 		return dst[:e.base], err
 	}
 	return e.dst, nil
@@ -79,14 +79,14 @@ func (e *encoder) enter(off int) error {
 	return nil
 }
 
-func (e *encoder) root(start int) error {
+func (e *encoder) root(start, end int) error {
 	switch e.data[start] {
 	case '{':
 		return e.object(start, 0, false) // {} is the empty document
 	case '[':
 		return e.array(start, 0, atRoot)
 	}
-	return e.primitive(start, e.delim)
+	return e.primitive(start, end, e.delim)
 }
 
 // object writes the members of the object at start as fields at depth.
@@ -146,7 +146,7 @@ func (e *encoder) field(key []byte, item rawjson.Item, depth int) error {
 		return e.array(item.Value, depth, atField)
 	}
 	e.dst = append(e.dst, ':', ' ')
-	return e.primitive(item.Value, e.delim)
+	return e.primitive(item.Value, item.End, e.delim)
 }
 
 func (e *encoder) appendKey(key []byte) {
@@ -164,12 +164,18 @@ func (e *encoder) array(start, depth int, pos position) error {
 		return err
 	}
 	defer func() { e.depth-- }()
+	// One pass finds the length, whether all elements are primitives, and
+	// whether they make a table.
 	n, prims := 0, true
+	t := table{possible: pos != atItem}
 	it, _ := rawjson.Open(e.data, start)
 	for item, ok := it.Next(); ok; item, ok = it.Next() {
 		n++
 		if c := e.data[item.Start]; c == '{' || c == '[' {
 			prims = false
+		}
+		if err := e.addRow(&t, item.Start); err != nil {
+			return err
 		}
 	}
 	switch {
@@ -194,26 +200,19 @@ func (e *encoder) array(start, depth int, pos position) error {
 			if i > 0 {
 				e.dst = append(e.dst, e.delim)
 			}
-			if err := e.primitive(item.Start, e.delim); err != nil {
+			if err := e.primitive(item.Start, item.End, e.delim); err != nil {
 				return err
 			}
 		}
-	}
-	if pos != atItem {
-		fields, err := e.table(start)
-		if err != nil {
-			return err
-		}
-		if fields != nil {
-			e.header(n, fields)
-			return e.rows(start, depth+1)
-		}
+	case t.possible:
+		e.header(n, t.fields)
+		return e.rows(start, depth+1)
 	}
 	e.header(n, nil)
 	it, _ = rawjson.Open(e.data, start)
 	for item, ok := it.Next(); ok; item, ok = it.Next() {
 		e.newline(depth + 1)
-		if err := e.item(item.Start, depth+1); err != nil {
+		if err := e.item(item.Start, item.End, depth+1); err != nil {
 			return err
 		}
 	}
@@ -242,48 +241,53 @@ func (e *encoder) header(n int, fields [][]byte) {
 	e.dst = append(e.dst, ':')
 }
 
-// table returns the field names of the array at start when it can be a
-// table: every element an object with at least one member, all with the
-// same keys in the same order, every value a primitive. Otherwise nil. The
-// order must be the same because a table has one order for all rows:
-// objects that list their keys in other orders are written as list items,
-// which keep each one's order.
-func (e *encoder) table(start int) ([][]byte, error) {
-	var fields [][]byte
-	var keys keySet
-	it, _ := rawjson.Open(e.data, start)
-	for n := 0; ; n++ {
-		el, ok := it.Next()
-		if !ok {
-			return fields, nil
-		}
-		if e.data[el.Start] != '{' {
-			return nil, nil
-		}
-		m, _ := rawjson.Open(e.data, el.Start)
-		i := 0
-		for item, ok := m.Next(); ok; item, ok = m.Next() {
-			if c := e.data[item.Value]; c == '{' || c == '[' {
-				return nil, nil
-			}
-			key, err := e.key(item)
-			if err != nil {
-				return nil, err
-			}
-			if n == 0 {
-				if keys.add(key) {
-					return nil, unsupported(item.Start, "the key %s is repeated in an object", strconv.Quote(string(key)))
-				}
-				fields = append(fields, key)
-			} else if i >= len(fields) || !bytes.Equal(key, fields[i]) {
-				return nil, nil
-			}
-			i++
-		}
-		if i == 0 || i != len(fields) {
-			return nil, nil
-		}
+// table tells whether the elements of an array seen so far make a table:
+// every element an object with at least one member, all with the same keys
+// in the same order, every value a primitive. The order must be the same
+// because a table has one order for all rows: objects that list their keys
+// in other orders are written as list items, which keep each one's order.
+type table struct {
+	possible bool
+	fields   [][]byte // the keys of the first object
+}
+
+// addRow adds the element at start to t.
+func (e *encoder) addRow(t *table, start int) error {
+	if !t.possible {
+		return nil
 	}
+	if e.data[start] != '{' {
+		t.possible = false
+		return nil
+	}
+	first := t.fields == nil
+	var keys keySet
+	m, _ := rawjson.Open(e.data, start)
+	i := 0
+	for item, ok := m.Next(); ok; item, ok = m.Next() {
+		if c := e.data[item.Value]; c == '{' || c == '[' {
+			t.possible = false
+			return nil
+		}
+		key, err := e.key(item)
+		if err != nil {
+			return err
+		}
+		if first {
+			if keys.add(key) {
+				return unsupported(item.Start, "the key %s is repeated in an object", strconv.Quote(string(key)))
+			}
+			t.fields = append(t.fields, key)
+		} else if i >= len(t.fields) || !bytes.Equal(key, t.fields[i]) {
+			t.possible = false
+			return nil
+		}
+		i++
+	}
+	if i == 0 || i != len(t.fields) {
+		t.possible = false
+	}
+	return nil
 }
 
 // rows writes the objects of a table as rows at depth.
@@ -303,7 +307,7 @@ func (e *encoder) rows(start, depth int) error {
 			if i > 0 {
 				e.dst = append(e.dst, e.delim)
 			}
-			if err := e.primitive(item.Value, e.delim); err != nil {
+			if err := e.primitive(item.Value, item.End, e.delim); err != nil {
 				return err
 			}
 		}
@@ -312,11 +316,11 @@ func (e *encoder) rows(start, depth int) error {
 	return nil
 }
 
-// item writes the array element at start as a list item at depth (the
+// item writes the array element data[start:end] as a list item at depth (the
 // line is started): "- " and a primitive, an array, or an object whose
 // first field shares the line and whose other fields follow at depth+1.
 // An empty object is a bare "-".
-func (e *encoder) item(start, depth int) error {
+func (e *encoder) item(start, end, depth int) error {
 	switch e.data[start] {
 	case '{':
 		if e.data[rawjson.Space(e.data, start+1)] == '}' {
@@ -334,15 +338,14 @@ func (e *encoder) item(start, depth int) error {
 		return e.array(start, depth, atItem)
 	}
 	e.dst = append(e.dst, '-', ' ')
-	return e.primitive(start, e.delim)
+	return e.primitive(start, end, e.delim)
 }
 
-// primitive writes the string, number, boolean or null at start, quoting
-// a string when delim or anything else requires it.
-func (e *encoder) primitive(start int, delim byte) error {
+// primitive writes the string, number, boolean or null data[start:end],
+// quoting a string when delim or anything else requires it.
+func (e *encoder) primitive(start, end int, delim byte) error {
 	switch c := e.data[start]; {
 	case c == '"':
-		end, _ := rawjson.End(e.data, start)
 		text, buf, ok := jsonText(e.buf[:0], e.data[start+1:end-1])
 		e.buf = buf
 		if !ok {
@@ -354,7 +357,6 @@ func (e *encoder) primitive(start int, delim byte) error {
 			e.dst = append(e.dst, text...)
 		}
 	case c == '-' || isDigit(c):
-		end, _ := rawjson.End(e.data, start)
 		from := len(e.dst)
 		dst, ok := appendNumber(e.dst, e.data[start:end])
 		if !ok {
