@@ -58,10 +58,8 @@ type decoder struct {
 	parts  [][]byte // scratch for split1
 }
 
-type syntaxErr = SyntaxError
-
 func (d *decoder) errorf(num int, format string, args ...any) error {
-	return &syntaxErr{Line: num, Msg: fmt.Sprintf(format, args...)}
+	return &SyntaxError{Line: num, Msg: fmt.Sprintf(format, args...)}
 }
 
 // split cuts src into lines, checking the indentation of each.

@@ -27,7 +27,10 @@
 // list item per element (spec §9, §10). Strings are quoted only when the
 // spec requires it (§7.2), and also when they start with '#' or are a
 // number after a '+', which spec v4 added, so that v3 and v4 decoders read
-// the output alike. Keys are quoted unless they match ^[A-Za-z_][A-Za-z0-9_.]*$.
+// the output alike, and when they start or end with any white space a
+// decoder might trim (JavaScript's String.trim: no-break space, U+2028,
+// U+FEFF and the like). Keys are quoted unless they match
+// ^[A-Za-z_][A-Za-z0-9_.]*$.
 // Key folding (§13.4, optional in v3 and removed in v4) is never done: a
 // dotted key is always one literal key. [Options] choose the delimiter
 // (comma, tab or pipe) and the indentation.
