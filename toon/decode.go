@@ -22,7 +22,8 @@ import (
 // not repeat, escapes are only \\ \" \n \r \t and \uXXXX (no surrogates).
 // Dotted keys are literal keys (no path expansion). A line may end in CRLF.
 // What does not conform is a [*SyntaxError] with its line number; dst is
-// then returned without additions. Options.Indent is the only option read.
+// then returned without additions. Options.Indent is the only option it
+// uses; invalid options are an error all the same.
 //
 // Decode is safe for concurrent use; it never keeps src.
 func Decode(dst, src []byte, opts *Options) ([]byte, error) {

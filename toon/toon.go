@@ -6,7 +6,8 @@ import (
 )
 
 // Delimiter separates the values of inline arrays and the cells of tabular
-// rows. Its value is the byte written.
+// rows. Its value is the byte written; the zero Delimiter means Comma in
+// [Options].
 type Delimiter byte
 
 // Delimiters TOON allows.
