@@ -148,20 +148,20 @@ func toonCases(t *testing.T) []toonCase {
 	require.NoError(t, err)
 	add("a search result: fields beside a table", b)
 
-	for name, data := range map[string]string{
-		"numbers in every spelling": `[0,-0,-0.0,1.0,2.50,1e6,1E+6,1e-6,1E-7,-1.5e-7,1e21,1.5e+21,100000000000000000000,` +
-			`12345678901234567890123,9007199254740993,0.1234567890123456789,1e-400,1.7976931348623157e308,5e-324]`,
-		"strings a row must quote": `[{"s":""},{"s":" x"},{"s":"x "},{"s":"-"},{"s":"- x"},{"s":"#x"},{"s":"+1"},{"s":"05"},` +
+	for _, c := range []struct{ name, data string }{
+		{"numbers in every spelling", `[0,-0,-0.0,1.0,2.50,1e6,1E+6,1e-6,1E-7,-1.5e-7,1e21,1.5e+21,100000000000000000000,` +
+			`12345678901234567890123,9007199254740993,0.1234567890123456789,1e-400,1.7976931348623157e308,5e-324]`},
+		{"strings a row must quote", `[{"s":""},{"s":" x"},{"s":"x "},{"s":"-"},{"s":"- x"},{"s":"#x"},{"s":"+1"},{"s":"05"},` +
 			`{"s":"1e5"},{"s":"true"},{"s":"null"},{"s":"a,b"},{"s":"a|b"},{"s":"a\tb"},{"s":"a:b"},{"s":"\"q\""},{"s":"[1]"},` +
-			`{"s":"{}"},{"s":"\\"},{"s":"\n"},{"s":"\u0000"},{"s":"\u00a0x"},{"s":"x\u2028"},{"s":"\ufeff"},{"s":"é😀"}]`,
-		"keys that must be quoted":    `{"a b":1,"a,b":2,"a|b":3,"a:b":4,"":5,"123":6,"-x":7,"#x":8,"[i]":9,"é":10,"a.b":11,"x\ny":12}`,
-		reordered:                     `[{"a":1,"b":2},{"b":3,"a":4}]`,
-		"empty containers everywhere": `{"a":[],"o":{},"l":[[],{},[{}],[[]]],"t":[{"e":[]}]}`,
-		"a lone string":               `"hello, world"`,
-		"an empty object":             `{}`,
-		"an empty array":              `[]`,
+			`{"s":"{}"},{"s":"\\"},{"s":"\n"},{"s":"\u0000"},{"s":"\u00a0x"},{"s":"x\u2028"},{"s":"\ufeff"},{"s":"é😀"}]`},
+		{"keys that must be quoted", `{"a b":1,"a,b":2,"a|b":3,"a:b":4,"":5,"123":6,"-x":7,"#x":8,"[i]":9,"é":10,"a.b":11,"x\ny":12}`},
+		{reordered, `[{"a":1,"b":2},{"b":3,"a":4}]`},
+		{"empty containers everywhere", `{"a":[],"o":{},"l":[[],{},[{}],[[]]],"t":[{"e":[]}]}`},
+		{"a lone string", `"hello, world"`},
+		{"an empty object", `{}`},
+		{"an empty array", `[]`},
 	} {
-		add(name, []byte(data))
+		add(c.name, []byte(c.data))
 	}
 	return cases
 }
