@@ -51,3 +51,16 @@ func TestSearchBookingsCountsAllMatchesAndLimitsResults(t *testing.T) {
 	assert.Zero(t, none.Total)
 	assert.NotNil(t, none.Results)
 }
+
+func TestBookingRowsAreTheBookingsFlattened(t *testing.T) {
+	items, rows := exampletools.ListBookings("pending"), exampletools.BookingRows("pending")
+	require.Len(t, rows, len(items))
+	for i, it := range items {
+		r := rows[i]
+		assert.Equal(t, []string{it.ID, it.Status, it.GuestName, it.Email, it.CheckIn, it.CheckOut, it.Currency, it.Notes},
+			[]string{r.ID, r.Status, r.GuestName, r.Email, r.CheckIn, r.CheckOut, r.Currency, r.Notes})
+		assert.Equal(t, it.Total, r.Total)
+		assert.Equal(t, it.Nights, r.Nights)
+		assert.Equal(t, strings.Join(it.Tags, "; "), r.Tags)
+	}
+}
