@@ -92,7 +92,7 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 // explicit reports whether req asks for a line range or a drill-down,
 // which are answered whatever the response's size.
 func (req *Request) explicit() bool {
-	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != "" || req.Search != nil
+	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != "" || req.Search != nil || req.Query != ""
 }
 
 // fetchError marks errors of the handler, which Handle returns unchanged
@@ -218,6 +218,9 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 	tokens := s.rec.TokensBefore
 	if tokens > rl.budget.Threshold {
 		s.g.sample(e, view(s.data), tokens, &s.rec)
+	}
+	if req.Query != "" {
+		return s.query(req.Query)
 	}
 	if req.Search != nil {
 		r := ref{kind: contParts, end: int64(len(s.data))} // the whole response
@@ -436,6 +439,14 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 			return s.continueSearch(r, req.Search)
 		case req.Search != nil:
 			return s.search(r, req.Search)
+		case req.Query != "" && r.view != "query="+req.Query:
+			// A new query; a query's results continue by their cursors,
+			// with or without the query repeated (a next link repeats it).
+			if s.view != "" && !r.snap.stored {
+				return Result{}, fmt.Errorf("%w: in replay mode a query runs over a response, not over a drill-down: pass a cursor of the response itself", ErrBadRequest)
+			}
+			s.view = ""
+			return s.query(req.Query)
 		}
 		if r.kind == contDetails {
 			if req.Fields == "" {
@@ -512,6 +523,10 @@ func (g *Guard) load(ctx context.Context, e *engine, r ref, fetch Fetch) ([]byte
 	data := resp.Body
 	if v, ok := strings.CutPrefix(r.view, "fields="); ok {
 		if data, err = project(ctx, data, v); err != nil {
+			return nil, ErrDataChanged
+		}
+	} else if v, ok := strings.CutPrefix(r.view, "query="); ok {
+		if data, _, err = runQuery(ctx, data, v); err != nil {
 			return nil, ErrDataChanged
 		}
 	}

@@ -177,6 +177,7 @@ func TestEveryShapeKeepsBothPromises(t *testing.T) {
 func TestRequestParametersNeverBreakTheCap(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
 	fields := []string{"", "all", "id", "id,name", "nope", "a.b.c", ",", strings.Repeat("x,", 5000)}
+	queries := []string{".", ".[]?", "[..|numbers?]", "[..|strings?]|length", "keys?", ".[0]?", "bad[", "..", "[paths]"}
 	patterns := []string{"e", "the|token", "\\d+", "[", ".*", "^$", "東京", strings.Repeat("a", 600), "\\\\u"}
 	for i := range 4 * len(shapes.Shapes) {
 		resp := shapes.Generate(r, i, 5000+r.IntN(60000))
@@ -192,6 +193,10 @@ func TestRequestParametersNeverBreakTheCap(t *testing.T) {
 			req.StartLine, req.EndLine, req.Fields = 0, 0, ""
 			req.Search = &ctxfit.Search{Pattern: patterns[r.IntN(len(patterns))], IgnoreCase: r.IntN(2) == 0,
 				Literal: r.IntN(4) == 0, Context: r.IntN(4), Path: []string{"", "name", "a.b"}[r.IntN(3)]}
+		}
+		if r.IntN(4) == 0 {
+			req.StartLine, req.EndLine, req.Fields, req.Search = 0, 0, "", nil
+			req.Query = queries[r.IntN(len(queries))]
 		}
 		checkParams(t, g, req, ctxfit.Response{Body: resp.Body, ContentType: resp.ContentType})
 	}

@@ -66,6 +66,10 @@ type Request struct {
 	// Search finds what matches a pattern in the response Cursor belongs
 	// to (any cursor of it), instead of continuing it; see [Search].
 	Search *Search
+	// Query evaluates a jq expression over the JSON response Cursor
+	// belongs to, or over the response itself without a Cursor; its
+	// results are shaped like a response. At most 1,000 bytes.
+	Query string
 	// Unrepeatable says the handler must not run again to continue this
 	// response: an MCP tool that is neither read-only nor idempotent,
 	// whose second run would repeat what the first changed. In replay mode

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -147,7 +148,7 @@ func (s *shaper) keep() (snapRef, error) {
 		}
 	}
 	if !ref.stored && s.view != "" && len(s.view) > maxCarried {
-		return snapRef{}, fmt.Errorf("%w: the fields parameter is longer than %d bytes; name fewer fields", ErrBadRequest, maxCarried)
+		return snapRef{}, fmt.Errorf("%w: the fields or query parameter is longer than %d bytes; name fewer fields or shorten the query", ErrBadRequest, maxCarried)
 	}
 	s.snap = &ref
 	return ref, nil
@@ -166,8 +167,12 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	r.snap = snap
 	r.block = int64(s.req.Block)
 	r.tokens, r.tokensEstimated = int64(s.rec.TokensBefore), s.rec.TokensBeforeEstimated
-	if !snap.stored {
+	if !snap.stored || strings.HasPrefix(s.view, "query=") {
+		// A query's results carry their query in store mode too, so that
+		// a continuation that repeats it is told from a new one.
 		r.view = s.view
+	}
+	if !snap.stored {
 		if r.args, err = s.carry(s.req.Filters); err != nil {
 			return "", err
 		}

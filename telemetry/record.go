@@ -22,6 +22,8 @@ const (
 	StrategyCut = "cut"
 	// StrategySearch: the matches of a search in a shaped response.
 	StrategySearch = "search"
+	// StrategyQuery: the results of a jq query over a response.
+	StrategyQuery = "query"
 	// StrategyError: shaping failed and an error was returned.
 	StrategyError = "error"
 )

@@ -1,0 +1,125 @@
+package ctxfit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/itchyny/gojq"
+
+	"github.com/ctxfit/ctxfit/internal/rawjson"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// A query (Request.Query) is a jq expression (https://jqlang.org/manual/,
+// as github.com/itchyny/gojq implements it) evaluated over the JSON of a
+// response: the response itself without a cursor, or the one a cursor
+// belongs to. Its results, as a JSON array, are shaped like any response:
+// within the hard cap they come whole; over it, in pages or chunks with
+// cursors. Object keys come out sorted, numbers as the data wrote them.
+//
+// A query runs within Config.ShapeTimeout, sees no environment variables
+// ($ENV is empty), reads no other input, and its output is bounded by
+// maxQueryOutput; a query that breaks a limit is a clear error.
+
+// Limits of a query.
+const (
+	maxQuery       = 1000     // bytes of a jq expression
+	maxQueryOutput = 16 << 20 // bytes of its results, as JSON
+)
+
+// query serves the results of the jq expression expr over s.data.
+func (s *shaper) query(expr string) (Result, error) {
+	out, n, err := runQuery(s.ctx, s.data, expr)
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return Result{}, errTimeout
+		}
+		return Result{}, err
+	}
+	// The results are a snapshot of their own: cursors point into them.
+	s.data, s.view, s.snap, s.id = out, "query="+expr, nil, ""
+	s.measure(out)
+	if s.rec.TokensBefore <= s.rl.budget.HardCap {
+		rec := withSizes(s.rec, out, s.rec.TokensBefore, telemetry.StrategyQuery, telemetry.OutcomeShaped)
+		return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategyQuery, Record: rec,
+			Summary: fmt.Sprintf("The query returned %s result%s (%s tokens).", thousands(n), plural(n), thousands(s.rec.TokensBefore))}, nil
+	}
+	start, end, _ := rawjson.Root(out)
+	res, err := s.serveValue(start, end)
+	if err == nil {
+		res.Summary = fmt.Sprintf("The query returned %s result%s (about %s tokens), in pages. ", thousands(n), plural(n), thousands(s.rec.TokensBefore)) + res.Summary
+	}
+	return res, err
+}
+
+// runQuery evaluates expr over the JSON data and returns its results as a
+// JSON array, and how many there are.
+func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error) {
+	switch {
+	case strings.TrimSpace(expr) == "":
+		return nil, 0, fmt.Errorf("%w: the query is empty; pass a jq expression such as .items[0] or [.[] | select(.status == \"open\")]", ErrBadRequest)
+	case len(expr) > maxQuery:
+		return nil, 0, fmt.Errorf("%w: the query is %d bytes, at most %d; shorten it", ErrBadRequest, len(expr), maxQuery)
+	}
+	q, err := gojq.Parse(expr)
+	if err != nil {
+		return nil, 0, queryError(expr, err)
+	}
+	code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: the query does not compile: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var input any
+	if err := dec.Decode(&input); err != nil {
+		return nil, 0, fmt.Errorf("%w: a query needs a JSON response, and this one is not JSON; use a search instead", ErrBadRequest)
+	}
+	out := []byte{'['}
+	n := 0
+	iter := code.RunWithContext(ctx, input)
+	for {
+		v, ok := iter.Next()
+		if !ok {
+			break
+		}
+		if err, ok := v.(error); ok {
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return nil, 0, ctx.Err()
+			}
+			return nil, 0, fmt.Errorf("%w: the query failed on this data: %s; fix the expression (for example guard a step with ? or select)", ErrBadRequest, shorten(err.Error(), 300))
+		}
+		b, err := gojq.Marshal(v)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: a result of the query cannot be written as JSON: %v", ErrBadRequest, err)
+		}
+		if len(out)+len(b) > maxQueryOutput {
+			return nil, 0, fmt.Errorf("%w: the query's results are over %d MiB; narrow it (select fewer items or fields)", ErrBadRequest, maxQueryOutput>>20)
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+		n++
+	}
+	return append(out, ']'), n, nil
+}
+
+// queryError says where a jq expression fails to parse.
+func queryError(expr string, err error) error {
+	var pe *gojq.ParseError
+	if errors.As(err, &pe) {
+		at := min(max(pe.Offset-len(pe.Token), 0), len(expr))
+		return fmt.Errorf("%w: the query has a syntax error at byte %d (%s) in %q; fix it (jq syntax: https://jqlang.org/manual/)",
+			ErrBadRequest, at, err, shorten(expr, 120))
+	}
+	return fmt.Errorf("%w: the query does not parse: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)
+}

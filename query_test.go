@@ -1,0 +1,88 @@
+package ctxfit_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+)
+
+func TestAQueryAnswersInOneCallWhatPagingNeedsManyFor(t *testing.T) {
+	body := bookings(t)
+	var all []map[string]any
+	require.NoError(t, json.Unmarshal(body, &all))
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			g, _ := newGuard(t, ctxfit.Config{Mode: mode, Threshold: 1000, HardCap: 2000})
+			fetch := serve(body, "application/json")
+			first, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, fetch)
+			require.NoError(t, err)
+
+			res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list", Cursor: first.Next,
+				Query: `[.[] | select(.status == "cancelled") | .id] | length`}, fetch)
+			require.NoError(t, err)
+			want := 0
+			for _, b := range all {
+				if b["status"] == "cancelled" {
+					want++
+				}
+			}
+			assert.JSONEq(t, "["+itoa(want)+"]", string(res.Body))
+			assert.Equal(t, "query", res.Strategy)
+
+			// A query over the response itself, with results over the
+			// budget: in pages, and following them gives every result.
+			res, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "list", Query: `.[] | {id, status}`}, fetch)
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Next, "the results are paged")
+			rebuilt := followAll(t, g, ctxfit.Request{Endpoint: "list", Query: `.[] | {id, status}`}, fetch, g.Config().HardCap)
+			var got []map[string]any
+			require.NoError(t, json.Unmarshal(rebuilt, &got))
+			require.Len(t, got, len(all))
+			for i, b := range all {
+				assert.Equal(t, map[string]any{"id": b["id"], "status": b["status"]}, got[i])
+			}
+		})
+	}
+}
+
+func TestABadQueryIsA400ThatSaysWhereAndWhat(t *testing.T) {
+	g, _ := newGuard(t, ctxfit.Config{})
+	fetch := serve([]byte(`{"items":[1,2,3],"name":"x"}`), "application/json")
+	for _, tc := range []struct{ query, says string }{
+		{"   ", "empty"},
+		{".items[", "syntax error at byte"},
+		{".name | keys", "failed on this data"},
+		{strings.Repeat(".a", 600), "at most 1000"},
+		{"$ENV | length", ""}, // no environment: answers 0, not an error
+		{"input", "input"},
+		{`[range(100000000)] | length`, "time limit"},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			req := ctxfit.Request{Endpoint: "x", Query: tc.query}
+			if tc.says == "time limit" {
+				g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: ctxfit.Duration(50 * 1e6)})
+				_, err := g.Handle(context.Background(), req, fetch)
+				require.ErrorIs(t, err, ctxfit.ErrShapeTimeout)
+				return
+			}
+			res, err := g.Handle(context.Background(), req, fetch)
+			if tc.says == "" {
+				require.NoError(t, err)
+				assert.Equal(t, "[0]", string(res.Body), "the query sees no environment variable")
+				return
+			}
+			require.Error(t, err)
+			p := ctxfit.ProblemOf(err, ctxfit.Params{})
+			assert.Equal(t, 400, p.Status)
+			assert.Contains(t, p.Detail, tc.says)
+		})
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
