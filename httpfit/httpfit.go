@@ -8,7 +8,9 @@
 // that leads to the rest. A request that carries a cursor is answered by the
 // Guard (from its snapshot store, without running the handler, in store
 // mode). Bad ctxfit parameters are answered with a 400
-// application/problem+json document that says what to fix.
+// application/problem+json document (RFC 9457) that says what to fix; its
+// "type" is a URI per error code ([ProblemType]), a section of the
+// repository's docs/problems.md.
 //
 //	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
 //	...

@@ -80,7 +80,8 @@ type Options struct {
 //     are removed, and Ctxfit-Strategy names what was done (pagination,
 //     summary, chunking or cut); a response served from the store has
 //     status 200;
-//   - 400 with an application/problem+json [ctxfit.Problem] for bad input:
+//   - 400 with an application/problem+json [ctxfit.Problem], whose "type"
+//     is the URI of its code ([ProblemType]), for bad input:
 //     a malformed, tampered, expired or foreign cursor, a bad limit, an
 //     unknown field, a bad line range, a ctxfit parameter that is not
 //     URL-encoded correctly; the handler's response, if it ran, is
@@ -370,11 +371,39 @@ func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
 	return p
 }
 
-// writeProblem sends p as an RFC 9457 problem document.
+// problemTypes is the start of every problem type URI: the section of
+// docs/problems.md that documents a code is its fragment.
+const problemTypes = "https://github.com/ctxfit/ctxfit/blob/main/docs/problems.md#"
+
+// ProblemType returns the RFC 9457 type URI of the problems with the given
+// code ([ctxfit.Problem.Code]), as [Middleware] sends it in the "type" member
+// of a problem document: the section of the repository's docs/problems.md
+// that says what the code means and what to do about it, e.g.
+// https://github.com/ctxfit/ctxfit/blob/main/docs/problems.md#cursor_expired.
+// The URIs are stable; a client may compare them instead of codes. It
+// returns "" for an empty code.
+func ProblemType(code string) string {
+	if code == "" {
+		return ""
+	}
+	return problemTypes + code
+}
+
+// writeProblem sends p as an RFC 9457 problem document, with the type URI
+// of its code.
 func writeProblem(w http.ResponseWriter, p ctxfit.Problem) {
 	body, err := jsonwire.Marshal(p) // the same bytes on every Go release
 	if err != nil {                  // cannot happen: Problem is strings and ints
+		p.Code = "internal"
 		body = []byte(`{"status":500,"code":"internal","title":"Internal error"}`)
+	}
+	if t := ProblemType(p.Code); t != "" && len(body) > 1 && body[0] == '{' {
+		// "type" first, as RFC 9457's examples have it.
+		typed := make([]byte, 0, len(body)+len(t)+10)
+		typed = append(typed, `{"type":`...)
+		typed = appendString(typed, t)
+		typed = append(typed, ',')
+		body = append(typed, body[1:]...)
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/problem+json")

@@ -418,6 +418,9 @@ func assertProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, cod
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
 	assert.Equal(t, status, p.Status)
 	assert.Equal(t, code, p.Code)
+	var typed struct{ Type string }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &typed))
+	assert.Equal(t, httpfit.ProblemType(code), typed.Type, "the RFC 9457 type of the code")
 	assert.Equal(t, param, p.Parameter)
 	assert.NotEmpty(t, p.Title)
 	assert.NotEmpty(t, p.Detail)
