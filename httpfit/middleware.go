@@ -56,6 +56,20 @@ type Options struct {
 	// Subject). Nil means no caching. On a hit the handler does not run,
 	// and its headers other than Content-Type are not replayed.
 	Cache *cache.Cache
+	// BaseURL returns the scheme, host and path prefix under which the
+	// client reached this server, as the client sees it (for example
+	// "https://api.example.com", or "https://example.com/api" behind a
+	// proxy that strips /api), for the URLs of the Link headers the
+	// middleware sends: the request's path and query follow it. Nil means
+	// the request as it arrived: https when the connection is TLS, else
+	// http, and the Host header. The X-Forwarded-* and Forwarded headers are
+	// not read unless BaseURL reads them: any client can send them, so only
+	// a server behind a proxy that sets them may trust them, e.g.
+	//
+	//	BaseURL: func(r *http.Request) string {
+	//		return r.Header.Get("X-Forwarded-Proto") + "://" + r.Header.Get("X-Forwarded-Host")
+	//	},
+	BaseURL func(*http.Request) string
 }
 
 // Middleware returns middleware that keeps the responses of the handler it
@@ -80,6 +94,16 @@ type Options struct {
 //     are removed, and Ctxfit-Strategy names what was done (pagination,
 //     summary, chunking or cut); a response served from the store has
 //     status 200;
+//   - with a shaped response to a GET that has a next page, chunk or
+//     member page, a Link header field (RFC 8288) with its full URL:
+//     `Link: <http://host/path?...&cursor=...>; rel="next"`, the request's
+//     own URL (scheme and Host as the request arrived, or [Options.BaseURL];
+//     path and query as the client sent them, every parameter kept byte for
+//     byte) with the cursor parameter set and no part parameter. Following
+//     these links alone reads a list, a text or an object's members to the
+//     end; a held-back value ({"ctxfit:part":N,...}) opens with cursor and
+//     part, as before. It is added after the handler's own Link fields,
+//     which are kept;
 //   - 400 with an application/problem+json [ctxfit.Problem], whose "type"
 //     is the URI of its code ([ProblemType]), for bad input:
 //     a malformed, tampered, expired or foreign cursor, a bad limit, an
@@ -157,7 +181,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := callPool.Get().(*call)
-	c.h, c.inner, c.cursor = h, inner, req.Cursor != ""
+	c.h, c.orig, c.inner, c.cursor = h, r, inner, req.Cursor != ""
+	// parseQuery gives the filters as one JSON string when the handler's
+	// parameters are not URL-encoded correctly: cursors are then bound to
+	// the query's raw bytes.
+	c.verbatim = len(req.Filters) > 0 && req.Filters[0] == '"'
 	c.hardCap = cfg.HardCap
 	c.bw.reset(w, cfg.MaxBufferBytes)
 	fetch := c.fetchFunc
@@ -176,7 +204,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		res, err = h.g.Handle(r.Context(), req, fetch)
 	}()
-	c.respond(w, res, err, cfg.Params)
+	c.respond(w, res, err, &cfg)
 	// Nothing holds the buffer of a response that passed through, once it
 	// is written (a cache stores a copy). Shaping may have left it with a
 	// Store, which may keep the slice, or with a shaping goroutine past its
@@ -192,8 +220,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type call struct {
 	hardCap   int
 	h         *handler
-	inner     *http.Request
+	orig      *http.Request // the request as the middleware got it
+	inner     *http.Request // the request the handler gets
 	cursor    bool
+	verbatim  bool // the filters are the query's raw bytes
 	bw        bufferWriter
 	inHandler bool
 	fetched   bool
@@ -212,7 +242,7 @@ const maxPooledBuffer = 64 << 10
 
 // release returns c to the pool, with its buffer if reuse is set.
 func (c *call) release(reuse bool) {
-	c.h, c.inner, c.cursor, c.inHandler, c.fetched = nil, nil, false, false, false
+	c.h, c.orig, c.inner, c.cursor, c.verbatim, c.inHandler, c.fetched = nil, nil, nil, false, false, false, false
 	if !reuse || c.bw.buf.Cap() > maxPooledBuffer {
 		c.bw.buf = bytes.Buffer{}
 	}
@@ -252,13 +282,13 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 }
 
 // respond sends what the Guard made of the request.
-func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, params ctxfit.Params) {
+func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, cfg *ctxfit.Config) {
 	bw := &c.bw
 	if c.fetched && bw.mode != modeBuffer {
 		return // the response went out as the handler wrote it
 	}
 	if err != nil {
-		p := problemOf(err, params)
+		p := problemOf(err, cfg.Params)
 		if p.Status == http.StatusInternalServerError {
 			c.h.logInternal(c.inner, err)
 			p.Detail = internalDetail
@@ -277,6 +307,11 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, para
 	}
 	if !c.fetched {
 		bw.status = http.StatusOK
+	}
+	if res.Next != "" && c.orig.Method == http.MethodGet {
+		if link := nextLink(c.orig, c.h.opts.BaseURL, cfg.Params.Cursor, cfg.Params.Part, res.Next, c.verbatim); link != "" {
+			w.Header().Add("Link", link)
+		}
 	}
 	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy)
 }
