@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
@@ -70,6 +71,11 @@ type Options struct {
 	//		return r.Header.Get("X-Forwarded-Proto") + "://" + r.Header.Get("X-Forwarded-Host")
 	//	},
 	BaseURL func(*http.Request) string
+	// Now is the clock of entity tags, which change every half cursor
+	// lifetime (see [Middleware]); give it the Guard's clock
+	// (ctxfit.Options.Now) when that is not the system's. Nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Middleware returns middleware that keeps the responses of the handler it
@@ -104,6 +110,16 @@ type Options struct {
 //     end; a held-back value ({"ctxfit:part":N,...}) opens with cursor and
 //     part, as before. It is added after the handler's own Link fields,
 //     which are kept;
+//   - with a shaped response to a GET, or one served from the store, a
+//     weak ETag of its own: the same for the same page of the same data
+//     within half a cursor lifetime, and another for another page, other
+//     data or other parameters (see "Links, entity tags and problem
+//     types" in the package documentation). A GET whose If-None-Match
+//     matches it (the weak comparison of RFC 9110: "*", or the tag in a
+//     list) gets 304 Not Modified with no body, with the ETag, the Link
+//     and the handler's headers but none that describe a body. Where the
+//     body sent is the handler's as it wrote it, its ETag and
+//     If-None-Match stay the handler's business;
 //   - 400 with an application/problem+json [ctxfit.Problem], whose "type"
 //     is the URI of its code ([ProblemType]), for bad input:
 //     a malformed, tampered, expired or foreign cursor, a bad limit, an
@@ -111,7 +127,8 @@ type Options struct {
 //     URL-encoded correctly; the handler's response, if it ran, is
 //     discarded;
 //   - 503 with Retry-After and a problem document when the snapshot store is
-//     unavailable.
+//     unavailable, shaping took too long, or too many responses are being
+//     shaped at once.
 //
 // When shaping fails (an error in the Guard that is not the client's
 // fault; a panic falls back to a byte-bounded cut inside the Guard), the
@@ -190,7 +207,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.bw.reset(w, cfg.MaxBufferBytes)
 	fetch := c.fetchFunc
 	if h.opts.Cache != nil && r.Method == http.MethodGet {
-		fetch = cache.WrapHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
+		c.via = cache.WrapHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
+		fetch = c.viaFunc
 	}
 	var res ctxfit.Result
 	func() {
@@ -204,7 +222,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		res, err = h.g.Handle(r.Context(), req, fetch)
 	}()
-	c.respond(w, res, err, &cfg)
+	c.respond(w, &req, res, err, &cfg)
 	// Nothing holds the buffer of a response that passed through, once it
 	// is written (a cache stores a copy). Shaping may have left it with a
 	// Store, which may keep the slice, or with a shaping goroutine past its
@@ -228,11 +246,18 @@ type call struct {
 	inHandler bool
 	fetched   bool
 	fetchFunc ctxfit.Fetch // c.fetch, bound once
+	// via is the response cache's Fetch in front of c.fetch, and viaFunc
+	// (c.fetchVia, bound once) calls it.
+	via, viaFunc ctxfit.Fetch
+	// got is the body the Guard got from the handler or the cache: the
+	// snapshot of a first request, for its entity tag.
+	got []byte
 }
 
 var callPool = sync.Pool{New: func() any {
 	c := new(call)
 	c.fetchFunc = c.fetch
+	c.viaFunc = c.fetchVia
 	return c
 }}
 
@@ -243,6 +268,7 @@ const maxPooledBuffer = 64 << 10
 // release returns c to the pool, with its buffer if reuse is set.
 func (c *call) release(reuse bool) {
 	c.h, c.orig, c.inner, c.cursor, c.verbatim, c.inHandler, c.fetched = nil, nil, nil, false, false, false, false
+	c.via, c.got = nil, nil
 	if !reuse || c.bw.buf.Cap() > maxPooledBuffer {
 		c.bw.buf = bytes.Buffer{}
 	}
@@ -278,11 +304,20 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 		// Recorded as a bypass; Handle writes nothing.
 		return ctxfit.Response{ContentType: bypassType}, nil
 	}
-	return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: bw.ct}, nil
+	c.got = bw.buf.Bytes()
+	return ctxfit.Response{Body: c.got, ContentType: bw.ct}, nil
 }
 
-// respond sends what the Guard made of the request.
-func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, cfg *ctxfit.Config) {
+// fetchVia is c.fetch behind the response cache: it notes the body the
+// Guard gets, the handler's or the cache's.
+func (c *call) fetchVia(ctx context.Context) (ctxfit.Response, error) {
+	resp, err := c.via(ctx)
+	c.got = resp.Body
+	return resp, err
+}
+
+// respond sends what the Guard made of the request req.
+func (c *call) respond(w http.ResponseWriter, req *ctxfit.Request, res ctxfit.Result, err error, cfg *ctxfit.Config) {
 	bw := &c.bw
 	if c.fetched && bw.mode != modeBuffer {
 		return // the response went out as the handler wrote it
@@ -296,7 +331,7 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, cfg 
 		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched && bw.buf.Len() <= c.hardCap {
 			// Fail open, but only with a response that cannot be over the
 			// hard cap (n bytes never hold more than n tokens).
-			bw.send(bw.buf.Bytes(), false, "", "")
+			bw.send(bw.buf.Bytes(), false, "", "", "")
 			return
 		}
 		if c.fetched {
@@ -308,12 +343,31 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, cfg 
 	if !c.fetched {
 		bw.status = http.StatusOK
 	}
-	if res.Next != "" && c.orig.Method == http.MethodGet {
-		if link := nextLink(c.orig, c.h.opts.BaseURL, cfg.Params.Cursor, cfg.Params.Part, res.Next, c.verbatim); link != "" {
-			w.Header().Add("Link", link)
+	etag := ""
+	if c.orig.Method == http.MethodGet {
+		if res.Next != "" {
+			if link := nextLink(c.orig, c.h.opts.BaseURL, cfg.Params.Cursor, cfg.Params.Part, res.Next, c.verbatim); link != "" {
+				w.Header().Add("Link", link)
+			}
+		}
+		// A body ctxfit made, not the handler's as it wrote it: the
+		// handler's own validators do not describe it.
+		if res.Shaped || c.cursor && !c.fetched {
+			etag = entityTag(req, &res, c.got, etagWindow(c.h.now(), time.Duration(cfg.CursorTTL)))
+			if noneMatch(c.orig.Header["If-None-Match"], etag) {
+				bw.notModified(etag, res.Shaped, res.Strategy)
+				return
+			}
 		}
 	}
-	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy)
+	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy, etag)
+}
+
+func (h *handler) now() time.Time {
+	if h.opts.Now != nil {
+		return h.opts.Now()
+	}
+	return time.Now()
 }
 
 // request builds the Guard's Request from r, and the request the handler
