@@ -74,7 +74,7 @@ func ExampleHealthHandler() {
 		Outcome: telemetry.OutcomeShaped, TokensBefore: 30000, TokensAfter: 3900})
 
 	rec := httptest.NewRecorder()
-	httpfit.HealthHandler(agg).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	httpfit.HealthHandler(agg).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/ctxfit", nil))
 	var report telemetry.HealthReport
 	_ = json.Unmarshal(rec.Body.Bytes(), &report)
 	fmt.Println(rec.Code, report.Status, report.Totals.Count, report.Endpoints["GET /orders"].Count)

@@ -596,7 +596,7 @@ func TestHealthHandlerServesTheReportAsJSON(t *testing.T) {
 	require.NoError(t, agg.Record(context.Background(), telemetry.Record{Endpoint: "GET /a", Strategy: "pagination", Outcome: "shaped", TokensBefore: 9000, TokensAfter: 3000}))
 	h := httpfit.HealthHandler(agg)
 
-	rec := do(h, "GET", "/healthz")
+	rec := do(h, "GET", "/debug/ctxfit")
 	require.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	var report telemetry.HealthReport
@@ -604,7 +604,7 @@ func TestHealthHandlerServesTheReportAsJSON(t *testing.T) {
 	assert.Equal(t, telemetry.StatusOK, report.Status)
 	assert.Equal(t, 1, report.Totals.Count)
 
-	rec = do(h, "POST", "/healthz")
+	rec = do(h, "POST", "/debug/ctxfit")
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
 }
