@@ -2,6 +2,7 @@ package httpfit
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"testing"
@@ -99,4 +100,38 @@ func TestNextLinkIsTheRequestsOwnURLWithTheCursorSet(t *testing.T) {
 			assert.Equal(t, tt.want, nextLink(r, tt.base, cursorParam, partParam, next, tt.verbatim))
 		})
 	}
+}
+
+// FuzzALinkIsBoundToTheSameQuery checks, for any query, that the query of
+// a next link binds a cursor to what the request's query did: the same
+// filters, order and ctxfit parameters but for the cursor, which is the
+// next one, and no part. A request that follows the link is therefore
+// never a cursor_mismatch.
+func FuzzALinkIsBoundToTheSameQuery(f *testing.F) {
+	for _, seed := range []string{
+		"", "a=1", "a=1&cursor=old&part=3&limit=5", "q=%zz", "q=%zz&&b", "&q=%zz&", "a&&b&cursor=x",
+		"%63ursor=x&order=new&sort=id", "tag=b&tag=a&fields=all&startLine=2", "q=a+b&p=%2B", "cursor=a&cursor=b",
+	} {
+		f.Add(seed, []byte("next"))
+	}
+	f.Fuzz(func(t *testing.T, raw string, next []byte) {
+		q, err := parseQuery(raw, defaultParams)
+		if err != nil {
+			return // a 400: no link
+		}
+		cursor := base64.RawURLEncoding.EncodeToString(next) // cursors are base64url
+		if cursor == "" {
+			return
+		}
+		link := linkQuery(raw, defaultParams.Cursor, defaultParams.Part, cursor)
+		got, err := parseQuery(link, defaultParams)
+		require.NoError(t, err, "the link's query %q", link)
+		assert.Equal(t, cursor, got.cursor)
+		assert.Zero(t, got.part)
+		assert.Equal(t, string(q.filters), string(got.filters), "filters of %q and of %q", raw, link)
+		assert.Equal(t, q.order, got.order)
+		assert.Equal(t, q.limit, got.limit)
+		assert.Equal(t, q.fields, got.fields)
+		assert.Equal(t, [2]int{q.startLine, q.endLine}, [2]int{got.startLine, got.endLine})
+	})
 }

@@ -178,3 +178,25 @@ func TestBaseURLGivesTheLinksSchemeAndHost(t *testing.T) {
 	p := decodePage(t, rec)
 	assert.Equal(t, `<https://example.com/bookings-api/api/bookings?status=x&cursor=`+p.NextCursor+`>; rel="next"`, rec.Header().Get("Link"))
 }
+
+func TestAQueryTheMiddlewareBindsAsSentCanBeFollowed(t *testing.T) {
+	// A parameter of the handler's that is not URL-encoded correctly binds
+	// cursors to the query's raw bytes; empty segments are no part of them.
+	f := newFixture(t, ctxfit.Options{})
+	h := httpfit.Middleware(f.guard, nil)(api(nil))
+	for _, query := range []string{"q=%zz", "q=%zz&&b", "&q=%zz&", "a=1&&q=%zz&limit=20&"} {
+		first := do(h, "GET", "http://example.com/api/bookings?"+query)
+		cursor := nextCursor(t, first)
+		tests := []struct{ name, target string }{
+			{"the query with &cursor= appended", "http://example.com/api/bookings?" + query + "&cursor=" + cursor},
+			{"the Link", strings.TrimSuffix(strings.TrimPrefix(first.Header().Get("Link"), "<"), `>; rel="next"`)},
+		}
+		for _, tt := range tests {
+			t.Run(query+", following "+tt.name, func(t *testing.T) {
+				require.NotEmpty(t, tt.target)
+				rec := do(h, "GET", tt.target)
+				assert.Equal(t, http.StatusOK, rec.Code, "%s: %s", tt.target, rec.Body.String())
+			})
+		}
+	}
+}
