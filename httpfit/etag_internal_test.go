@@ -1,6 +1,7 @@
 package httpfit
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,37 @@ func TestTheETagWindowIsHalfTheCursorLifetime(t *testing.T) {
 			assert.Equal(t, tt.want, etagWindow(tt.now, tt.ttl))
 		})
 	}
+}
+
+// FuzzNoneMatch checks the If-None-Match parser on any field value: it
+// never panics, it matches only a field that holds "*" or the tag's
+// opaque part, and a field that is the tag itself, or a list of valid tags
+// that holds it, always matches.
+func FuzzNoneMatch(f *testing.F) {
+	for _, seed := range []string{``, `*`, `W/"abc"`, `"abc"`, `"x", W/"abc"`, ` , ,"abc",`, `"abc`, `w/"abc"`, `"a b"`, "\"\xe9\"", `"abc" junk`} {
+		f.Add(seed, "abc")
+	}
+	f.Fuzz(func(t *testing.T, field, opaque string) {
+		tag := `W/"` + opaque + `"`
+		got := noneMatch([]string{field}, tag)
+		if got && !strings.Contains(field, "*") && !strings.Contains(field, `"`+opaque+`"`) {
+			t.Fatalf("%q matched %s without * or the tag", field, tag)
+		}
+		if !validOpaque(opaque) {
+			return
+		}
+		assert.True(t, noneMatch([]string{tag}, tag), "a tag matches itself")
+		assert.True(t, noneMatch([]string{`"other", ` + tag + ` ,`}, tag), "and in a list")
+	})
+}
+
+// validOpaque reports whether s may stand between the quotes of an entity
+// tag: etagc is %x21 / %x23-7E / obs-text.
+func validOpaque(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c == '"' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
