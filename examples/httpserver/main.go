@@ -6,6 +6,7 @@
 //
 //	curl -s 'localhost:8080/api/v1/bookings' | head -c 600        # a page and a nextCursor
 //	curl -s 'localhost:8080/api/v1/bookings?cursor=...'           # the next page
+//	curl -si 'localhost:8080/api/v1/bookings' | grep -i '^link\|^etag'  # its URL; the page's tag
 //	curl -s 'localhost:8080/api/v1/bookings/BK00042'              # a summary
 //	curl -s 'localhost:8080/api/v1/bookings/BK00042?fields=all'   # the whole booking
 //	curl -s 'localhost:8080/api/v1/logs/app'                      # a chunk of a 10,000-line log

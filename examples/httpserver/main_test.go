@@ -108,6 +108,35 @@ func pageThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.
 	}
 }
 
+// linkThrough follows the Link rel="next" headers from target to the end
+// and returns every item; it never builds a URL itself.
+func linkThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.Booking {
+	t.Helper()
+	var all []exampleapi.Booking
+	next := ts.URL + target
+	for n := 0; next != ""; n++ {
+		require.Less(t, n, 200, "too many pages")
+		resp, err := ts.Client().Get(next)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		var p struct {
+			Items []exampleapi.Booking `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(body, &p))
+		all = append(all, p.Items...)
+		next = ""
+		if link := resp.Header.Get("Link"); link != "" {
+			u, ok := strings.CutSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+			require.True(t, ok, "a Link of RFC 8288's form: %s", link)
+			next = u
+		}
+	}
+	return all
+}
+
 func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
 	ts := start(t)
 	tests := []struct{ name, target string }{
@@ -121,6 +150,7 @@ func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw(t, tt.target), &want))
 			got := pageThrough(t, ts, tt.target)
 			assert.Equal(t, want, got)
+			assert.Equal(t, want, linkThrough(t, ts, tt.target), "the same, following the Link headers")
 		})
 	}
 	t.Run("all 500 are there", func(t *testing.T) {
