@@ -19,7 +19,11 @@ import (
 // the instance out of service); other methods get 405 with Allow. It is safe
 // for concurrent use. It panics if a is nil.
 //
-// Mount it outside [Middleware]: the report is for operators and monitors.
+// Mount it outside [Middleware], at a path of its own (examples/httpserver
+// serves it at /debug/ctxfit), not as a liveness probe: it summarizes the
+// retained window on every request, and it tells which endpoints were
+// called and how often, which is for operators and monitors only. A
+// liveness check needs none of it.
 func HealthHandler(a *telemetry.Aggregate) http.Handler {
 	if a == nil {
 		panic("httpfit: HealthHandler needs a *telemetry.Aggregate; create one with telemetry.NewAggregate")

@@ -8,7 +8,9 @@
 // that leads to the rest. A request that carries a cursor is answered by the
 // Guard (from its snapshot store, without running the handler, in store
 // mode). Bad ctxfit parameters are answered with a 400
-// application/problem+json document that says what to fix.
+// application/problem+json document (RFC 9457) that says what to fix; its
+// "type" is a URI per error code ([ProblemType]), a section of the
+// repository's docs/problems.md.
 //
 //	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
 //	...
@@ -56,6 +58,40 @@
 //	httpfit.Middleware(g, &httpfit.Options{
 //		Subject: func(r *http.Request) string { return "user:" + auth.UserID(r.Context()) },
 //	})
+//
+// # Links, entity tags and problem types
+//
+// A shaped response to a GET that has a next page, chunk or member page
+// carries Link: <URL>; rel="next" (RFC 8288): the request's own URL, as
+// the client sent it, with the cursor parameter set and no part parameter
+// (see [Middleware]). Scheme and host are the request's as it arrived
+// (https when the connection is TLS, and the Host header): X-Forwarded-*
+// and Forwarded are not read, since any client can send them; behind a
+// proxy, [Options.BaseURL] says what clients see.
+//
+// A response whose body ctxfit made (a shaped response, or one served from
+// the store) gets a weak ETag, and a GET with a matching If-None-Match
+// gets 304 Not Modified. The tag is a digest of the response's snapshot
+// and of which page of it the response is: for a first request, the
+// SHA-256 of the body the handler (or the response cache) produced, the
+// content address under which the store keeps it; for a continuation, the
+// cursor it carries, which is sealed to one snapshot and one position;
+// with, for both, the rest of what the request asks (endpoint, method,
+// path, subject, order, filters, part, limit, fields, lines) and the
+// strategy. It is not a digest of the body: a cursor seals the second it
+// was issued, so the same page asked a second later holds other cursors,
+// other budget counts and, at the end of a page, maybe an item fewer or
+// more, each an exact page of the same data whose cursors lead to the
+// rest; hence a weak tag. It also changes every half cursor lifetime
+// (Config.CursorTTL, by [Options.Now]), so that a client told 304 keeps a
+// page whose cursors have at least about half their lifetime left. A 304
+// carries the Link of a fresh response, whose cursor a cache that updates
+// its stored headers then holds. Two cursors to the same page issued at
+// different times are two URLs, with two tags.
+//
+// Problem documents carry an RFC 9457 "type" per error code
+// ([ProblemType]): a section of the repository's docs/problems.md that
+// says what the code means and what to do about it.
 //
 // # What is left alone
 //

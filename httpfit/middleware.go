@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
@@ -56,6 +57,25 @@ type Options struct {
 	// Subject). Nil means no caching. On a hit the handler does not run,
 	// and its headers other than Content-Type are not replayed.
 	Cache *cache.Cache
+	// BaseURL returns the scheme, host and path prefix under which the
+	// client reached this server, as the client sees it (for example
+	// "https://api.example.com", or "https://example.com/api" behind a
+	// proxy that strips /api), for the URLs of the Link headers the
+	// middleware sends: the request's path and query follow it. Nil means
+	// the request as it arrived: https when the connection is TLS, else
+	// http, and the Host header. The X-Forwarded-* and Forwarded headers are
+	// not read unless BaseURL reads them: any client can send them, so only
+	// a server behind a proxy that sets them may trust them, e.g.
+	//
+	//	BaseURL: func(r *http.Request) string {
+	//		return r.Header.Get("X-Forwarded-Proto") + "://" + r.Header.Get("X-Forwarded-Host")
+	//	},
+	BaseURL func(*http.Request) string
+	// Now is the clock of entity tags, which change every half cursor
+	// lifetime (see [Middleware]); give it the Guard's clock
+	// (ctxfit.Options.Now) when that is not the system's. Nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Middleware returns middleware that keeps the responses of the handler it
@@ -80,13 +100,35 @@ type Options struct {
 //     are removed, and Ctxfit-Strategy names what was done (pagination,
 //     summary, chunking or cut); a response served from the store has
 //     status 200;
-//   - 400 with an application/problem+json [ctxfit.Problem] for bad input:
+//   - with a shaped response to a GET that has a next page, chunk or
+//     member page, a Link header field (RFC 8288) with its full URL:
+//     `Link: <http://host/path?...&cursor=...>; rel="next"`, the request's
+//     own URL (scheme and Host as the request arrived, or [Options.BaseURL];
+//     path and query as the client sent them, every parameter kept byte for
+//     byte) with the cursor parameter set and no part parameter. Following
+//     these links alone reads a list, a text or an object's members to the
+//     end; a held-back value ({"ctxfit:part":N,...}) opens with cursor and
+//     part, as before. It is added after the handler's own Link fields,
+//     which are kept;
+//   - with a shaped response to a GET, or one served from the store, a
+//     weak ETag of its own: the same for the same page of the same data
+//     within half a cursor lifetime, and another for another page, other
+//     data or other parameters (see "Links, entity tags and problem
+//     types" in the package documentation). A GET whose If-None-Match
+//     matches it (the weak comparison of RFC 9110: "*", or the tag in a
+//     list) gets 304 Not Modified with no body, with the ETag, the Link
+//     and the handler's headers but none that describe a body. Where the
+//     body sent is the handler's as it wrote it, its ETag and
+//     If-None-Match stay the handler's business;
+//   - 400 with an application/problem+json [ctxfit.Problem], whose "type"
+//     is the URI of its code ([ProblemType]), for bad input:
 //     a malformed, tampered, expired or foreign cursor, a bad limit, an
 //     unknown field, a bad line range, a ctxfit parameter that is not
 //     URL-encoded correctly; the handler's response, if it ran, is
 //     discarded;
 //   - 503 with Retry-After and a problem document when the snapshot store is
-//     unavailable.
+//     unavailable, shaping took too long, or too many responses are being
+//     shaped at once.
 //
 // When shaping fails (an error in the Guard that is not the client's
 // fault; a panic falls back to a byte-bounded cut inside the Guard), the
@@ -156,12 +198,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := callPool.Get().(*call)
-	c.h, c.inner, c.cursor = h, inner, req.Cursor != ""
+	c.h, c.orig, c.inner, c.cursor = h, r, inner, req.Cursor != ""
+	// parseQuery gives the filters as one JSON string when the handler's
+	// parameters are not URL-encoded correctly: cursors are then bound to
+	// the query's raw bytes.
+	c.verbatim = len(req.Filters) > 0 && req.Filters[0] == '"'
 	c.hardCap = cfg.HardCap
 	c.bw.reset(w, cfg.MaxBufferBytes)
 	fetch := c.fetchFunc
 	if h.opts.Cache != nil && r.Method == http.MethodGet {
-		fetch = cache.WrapHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
+		c.via = cache.WrapHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
+		fetch = c.viaFunc
 	}
 	var res ctxfit.Result
 	func() {
@@ -175,7 +222,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		res, err = h.g.Handle(r.Context(), req, fetch)
 	}()
-	c.respond(w, res, err, cfg.Params)
+	c.respond(w, &req, res, err, &cfg)
 	// Nothing holds the buffer of a response that passed through, once it
 	// is written (a cache stores a copy). Shaping may have left it with a
 	// Store, which may keep the slice, or with a shaping goroutine past its
@@ -191,17 +238,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type call struct {
 	hardCap   int
 	h         *handler
-	inner     *http.Request
+	orig      *http.Request // the request as the middleware got it
+	inner     *http.Request // the request the handler gets
 	cursor    bool
+	verbatim  bool // the filters are the query's raw bytes
 	bw        bufferWriter
 	inHandler bool
 	fetched   bool
 	fetchFunc ctxfit.Fetch // c.fetch, bound once
+	// via is the response cache's Fetch in front of c.fetch, and viaFunc
+	// (c.fetchVia, bound once) calls it.
+	via, viaFunc ctxfit.Fetch
+	// got is the body the Guard got from the handler or the cache: the
+	// snapshot of a first request, for its entity tag.
+	got []byte
 }
 
 var callPool = sync.Pool{New: func() any {
 	c := new(call)
 	c.fetchFunc = c.fetch
+	c.viaFunc = c.fetchVia
 	return c
 }}
 
@@ -211,7 +267,8 @@ const maxPooledBuffer = 64 << 10
 
 // release returns c to the pool, with its buffer if reuse is set.
 func (c *call) release(reuse bool) {
-	c.h, c.inner, c.cursor, c.inHandler, c.fetched = nil, nil, false, false, false
+	c.h, c.orig, c.inner, c.cursor, c.verbatim, c.inHandler, c.fetched = nil, nil, nil, false, false, false, false
+	c.via, c.got = nil, nil
 	if !reuse || c.bw.buf.Cap() > maxPooledBuffer {
 		c.bw.buf = bytes.Buffer{}
 	}
@@ -247,17 +304,26 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 		// Recorded as a bypass; Handle writes nothing.
 		return ctxfit.Response{ContentType: bypassType}, nil
 	}
-	return ctxfit.Response{Body: bw.buf.Bytes(), ContentType: bw.ct}, nil
+	c.got = bw.buf.Bytes()
+	return ctxfit.Response{Body: c.got, ContentType: bw.ct}, nil
 }
 
-// respond sends what the Guard made of the request.
-func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, params ctxfit.Params) {
+// fetchVia is c.fetch behind the response cache: it notes the body the
+// Guard gets, the handler's or the cache's.
+func (c *call) fetchVia(ctx context.Context) (ctxfit.Response, error) {
+	resp, err := c.via(ctx)
+	c.got = resp.Body
+	return resp, err
+}
+
+// respond sends what the Guard made of the request req.
+func (c *call) respond(w http.ResponseWriter, req *ctxfit.Request, res ctxfit.Result, err error, cfg *ctxfit.Config) {
 	bw := &c.bw
 	if c.fetched && bw.mode != modeBuffer {
 		return // the response went out as the handler wrote it
 	}
 	if err != nil {
-		p := problemOf(err, params)
+		p := problemOf(err, cfg.Params)
 		if p.Status == http.StatusInternalServerError {
 			c.h.logInternal(c.inner, err)
 			p.Detail = internalDetail
@@ -265,7 +331,7 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, para
 		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched && bw.buf.Len() <= c.hardCap {
 			// Fail open, but only with a response that cannot be over the
 			// hard cap (n bytes never hold more than n tokens).
-			bw.send(bw.buf.Bytes(), false, "", "")
+			bw.send(bw.buf.Bytes(), false, "", "", "")
 			return
 		}
 		if c.fetched {
@@ -277,7 +343,31 @@ func (c *call) respond(w http.ResponseWriter, res ctxfit.Result, err error, para
 	if !c.fetched {
 		bw.status = http.StatusOK
 	}
-	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy)
+	etag := ""
+	if c.orig.Method == http.MethodGet {
+		if res.Next != "" {
+			if link := nextLink(c.orig, c.h.opts.BaseURL, cfg.Params.Cursor, cfg.Params.Part, res.Next, c.verbatim); link != "" {
+				w.Header().Add("Link", link)
+			}
+		}
+		// A body ctxfit made, not the handler's as it wrote it: the
+		// handler's own validators do not describe it.
+		if res.Shaped || c.cursor && !c.fetched {
+			etag = entityTag(req, &res, c.got, etagWindow(c.h.now(), time.Duration(cfg.CursorTTL)))
+			if noneMatch(c.orig.Header["If-None-Match"], etag) {
+				bw.notModified(etag, res.Shaped, res.Strategy)
+				return
+			}
+		}
+	}
+	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy, etag)
+}
+
+func (h *handler) now() time.Time {
+	if h.opts.Now != nil {
+		return h.opts.Now()
+	}
+	return time.Now()
 }
 
 // request builds the Guard's Request from r, and the request the handler
@@ -370,11 +460,39 @@ func problemOf(err error, params ctxfit.Params) ctxfit.Problem {
 	return p
 }
 
-// writeProblem sends p as an RFC 9457 problem document.
+// problemTypes is the start of every problem type URI: the section of
+// docs/problems.md that documents a code is its fragment.
+const problemTypes = "https://github.com/ctxfit/ctxfit/blob/main/docs/problems.md#"
+
+// ProblemType returns the RFC 9457 type URI of the problems with the given
+// code ([ctxfit.Problem.Code]), as [Middleware] sends it in the "type" member
+// of a problem document: the section of the repository's docs/problems.md
+// that says what the code means and what to do about it, e.g.
+// https://github.com/ctxfit/ctxfit/blob/main/docs/problems.md#cursor_expired.
+// The URIs are stable; a client may compare them instead of codes. It
+// returns "" for an empty code.
+func ProblemType(code string) string {
+	if code == "" {
+		return ""
+	}
+	return problemTypes + code
+}
+
+// writeProblem sends p as an RFC 9457 problem document, with the type URI
+// of its code.
 func writeProblem(w http.ResponseWriter, p ctxfit.Problem) {
 	body, err := jsonwire.Marshal(p) // the same bytes on every Go release
 	if err != nil {                  // cannot happen: Problem is strings and ints
+		p.Code = "internal"
 		body = []byte(`{"status":500,"code":"internal","title":"Internal error"}`)
+	}
+	if t := ProblemType(p.Code); t != "" && len(body) > 1 && body[0] == '{' {
+		// "type" first, as RFC 9457's examples have it.
+		typed := make([]byte, 0, len(body)+len(t)+10)
+		typed = append(typed, `{"type":`...)
+		typed = appendString(typed, t)
+		typed = append(typed, ',')
+		body = append(typed, body[1:]...)
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/problem+json")

@@ -198,7 +198,8 @@ func TestAJSONListIsPagedWithACorrectContentLengthAndEveryItemComesBackOnce(t *t
 		assert.Equal(t, "pagination", rec.Header().Get("Ctxfit-Strategy"))
 		assert.Equal(t, rec.Body.Len(), atoi(t, rec.Header().Get("Content-Length")))
 		if n == 0 {
-			assert.Empty(t, rec.Header().Get("ETag"), "the handler's validator no longer matches")
+			assert.NotEqual(t, `"v1"`, rec.Header().Get("ETag"), "the handler's validator no longer matches")
+			assert.True(t, strings.HasPrefix(rec.Header().Get("ETag"), `W/"`), "the page's own, weak")
 			assert.Empty(t, rec.Header().Get("Last-Modified"))
 			assert.Equal(t, "7", rec.Header().Get("X-Api-Version"), "other headers are kept")
 		}
@@ -418,6 +419,9 @@ func assertProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, cod
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
 	assert.Equal(t, status, p.Status)
 	assert.Equal(t, code, p.Code)
+	var typed struct{ Type string }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &typed))
+	assert.Equal(t, httpfit.ProblemType(code), typed.Type, "the RFC 9457 type of the code")
 	assert.Equal(t, param, p.Parameter)
 	assert.NotEmpty(t, p.Title)
 	assert.NotEmpty(t, p.Detail)
@@ -592,7 +596,7 @@ func TestHealthHandlerServesTheReportAsJSON(t *testing.T) {
 	require.NoError(t, agg.Record(context.Background(), telemetry.Record{Endpoint: "GET /a", Strategy: "pagination", Outcome: "shaped", TokensBefore: 9000, TokensAfter: 3000}))
 	h := httpfit.HealthHandler(agg)
 
-	rec := do(h, "GET", "/healthz")
+	rec := do(h, "GET", "/debug/ctxfit")
 	require.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	var report telemetry.HealthReport
@@ -600,7 +604,7 @@ func TestHealthHandlerServesTheReportAsJSON(t *testing.T) {
 	assert.Equal(t, telemetry.StatusOK, report.Status)
 	assert.Equal(t, 1, report.Totals.Count)
 
-	rec = do(h, "POST", "/healthz")
+	rec = do(h, "POST", "/debug/ctxfit")
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
 }

@@ -42,8 +42,11 @@ func (e *paramError) Unwrap() error { return e.err }
 // A ctxfit parameter that is not URL-encoded correctly is an error. Any
 // other parameter belongs to the handler, which gets it as it was written;
 // when one of them is not URL-encoded correctly, the filters are the JSON
-// string of the handler's query (raw without the ctxfit parameters), byte
-// for byte, so cursors are bound to the query as sent.
+// string of the handler's query (raw without the ctxfit parameters and
+// without empty segments), byte for byte, so cursors are bound to the
+// query as sent. Empty segments ("a&&b", a trailing "&") are no parameter:
+// a first request with them and its continuation, the same query with
+// "&cursor=..." added, bind the same filters.
 //
 // It allocates only for what it returns: the filters' JSON, and the
 // stripped query or order when they differ from substrings of raw.
@@ -123,7 +126,11 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 	}
 	switch {
 	case verbatim:
-		q.filters = appendString(make([]byte, 0, len(q.stripped)+2), q.stripped)
+		bound := q.stripped
+		if seen == 0 {
+			bound = strip(raw, names[:]) // without its empty segments, as when a ctxfit parameter is there
+		}
+		q.filters = appendString(make([]byte, 0, len(bound)+2), bound)
 	case len(filters) > 0:
 		q.filters = canonicalFilters(filters)
 	}

@@ -33,6 +33,8 @@ func TestParseQuery(t *testing.T) {
 		{"so does a name that is not URL-encoded", "%zz&order=x", `"%zz&order=x"`, "x", "%zz&order=x", 0},
 		{"and an order that is not", "order=%zz&cursor=c", `"order=%zz"`, "", "order=%zz", 0},
 		{"a query as sent is quoted as JSON", `q=%zz"\`, `"q=%zz\"\\"`, "", `q=%zz"\`, 0},
+		{"its empty segments are not bound, but the handler gets them", "&q=%zz&&b&", `"q=%zz&b"`, "", "&q=%zz&&b&", 0},
+		{"nor are they with a cursor", "&q=%zz&&b&&cursor=c", `"q=%zz&b"`, "", "q=%zz&b", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

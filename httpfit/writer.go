@@ -216,8 +216,9 @@ func (b *bufferWriter) finish() {
 var bodyHeaders = []string{"Etag", "Last-Modified", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest", "Accept-Ranges", "Content-Range"}
 
 // send writes the final response: body, with the handler's status and
-// headers, adjusted when the body is not the handler's.
-func (b *bufferWriter) send(body []byte, shaped bool, contentType, strategy string) {
+// headers, adjusted when the body is not the handler's; etag, when set, is
+// the body's entity tag.
+func (b *bufferWriter) send(body []byte, shaped bool, contentType, strategy, etag string) {
 	hdr := b.rw.Header()
 	if shaped {
 		for _, k := range bodyHeaders {
@@ -234,8 +235,30 @@ func (b *bufferWriter) send(body []byte, shaped bool, contentType, strategy stri
 			hdr["Content-Type"] = []string{contentType}
 		}
 	}
+	if etag != "" {
+		hdr["Etag"] = []string{etag}
+	}
 	b.commitStatus()
 	_, _ = b.rw.Write(body)
+}
+
+// notModified answers 304 Not Modified in place of a body ctxfit made whose
+// entity tag is etag: with the headers a 200 would have had (the
+// handler's, ctxfit's Link and strategy, the tag), but none that describe
+// a body (RFC 9110 §15.4.5).
+func (b *bufferWriter) notModified(etag string, shaped bool, strategy string) {
+	hdr := b.rw.Header()
+	for _, k := range bodyHeaders {
+		delete(hdr, k)
+	}
+	for _, k := range [...]string{"Transfer-Encoding", "Content-Length", "Content-Type"} {
+		delete(hdr, k)
+	}
+	hdr["Etag"] = []string{etag}
+	if shaped {
+		hdr["Ctxfit-Strategy"] = []string{strategy}
+	}
+	b.rw.WriteHeader(http.StatusNotModified)
 }
 
 // commitStatus sends the status the handler set; an implicit 200 is left to

@@ -1,26 +1,34 @@
 // Command httpserver serves the demo bookings API behind ctxfit's net/http
-// middleware, with its telemetry as Prometheus metrics, a health report and
-// log lines.
+// middleware, with its telemetry as Prometheus metrics, a report of what
+// ctxfit did and log lines, and a liveness check.
 //
 //	go run ./examples/httpserver -addr 127.0.0.1:8080
 //
 //	curl -s 'localhost:8080/api/v1/bookings' | head -c 600        # a page and a nextCursor
 //	curl -s 'localhost:8080/api/v1/bookings?cursor=...'           # the next page
+//	curl -si 'localhost:8080/api/v1/bookings' | grep -i '^link\|^etag'  # its URL; the page's tag
 //	curl -s 'localhost:8080/api/v1/bookings/BK00042'              # a summary
 //	curl -s 'localhost:8080/api/v1/bookings/BK00042?fields=all'   # the whole booking
 //	curl -s 'localhost:8080/api/v1/logs/app'                      # a chunk of a 10,000-line log
-//	curl -s 'localhost:8080/healthz'                              # what ctxfit did so far
+//	curl -s 'localhost:8080/debug/ctxfit'                         # what ctxfit did so far
 //	curl -s 'localhost:8080/metrics' | grep ctxfit_               # the same, as metrics
+//	curl -s 'localhost:8080/healthz'                              # {"status":"ok"}
 //
 // Routes:
 //
-//	/api/v1/...   the API of internal/exampleapi, behind httpfit.Middleware
-//	/healthz      httpfit.HealthHandler over a telemetry.Aggregate
-//	/metrics      OpenTelemetry metrics (telemetry/otelsink) through the
-//	              Prometheus exporter
+//	/api/v1/...    the API of internal/exampleapi, behind httpfit.Middleware
+//	/debug/ctxfit  httpfit.HealthHandler over a telemetry.Aggregate: the
+//	               status (ok or degraded) and summaries of the traffic
+//	/metrics       OpenTelemetry metrics (telemetry/otelsink) through the
+//	               Prometheus exporter
+//	/healthz       a liveness check: 200 {"status":"ok"} while the process
+//	               serves HTTP; it computes nothing, so a probe that calls it
+//	               every second costs nothing
 //
-// /healthz and /metrics are outside the middleware: they are for operators
-// and scrapers, and a scrape must not come back as JSON chunks.
+// /debug/ctxfit, /metrics and /healthz are outside the middleware: they are
+// for operators, scrapers and probes, and a scrape must not come back as
+// JSON chunks. /debug/ctxfit tells which endpoints were called and how
+// often: serve it to operators only.
 //
 // Settings come from the CTXFIT_* environment variables and the file named
 // by CTXFIT_CONFIG (package config), laid over the example's endpoint
@@ -37,6 +45,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -167,8 +176,8 @@ type server struct {
 }
 
 // newServer wires the example: a Guard configured by cfg whose telemetry
-// goes to an Aggregate (for /healthz), OpenTelemetry metrics (for /metrics)
-// and logger; the API behind httpfit.Middleware.
+// goes to an Aggregate (for /debug/ctxfit), OpenTelemetry metrics (for
+// /metrics) and logger; the API behind httpfit.Middleware; and /healthz.
 func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 	registry := prometheus.NewRegistry()
 	exporter, err := otelprom.New(otelprom.WithRegisterer(registry))
@@ -207,9 +216,20 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 	} else {
 		mux.Handle("/api/", httpfit.Middleware(guard, nil)(exampleapi.Handler()))
 	}
-	mux.Handle("GET /healthz", httpfit.HealthHandler(aggregate))
+	mux.Handle("GET /debug/ctxfit", httpfit.HealthHandler(aggregate))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", alive)
 	return &server{Handler: mux, guard: guard, aggregate: aggregate, provider: provider, store: st}, nil
+}
+
+// alive answers a liveness probe: the process serves HTTP. It reads
+// nothing and computes nothing (the report of what ctxfit did is
+// /debug/ctxfit).
+func alive(w http.ResponseWriter, _ *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Cache-Control", "no-store")
+	_, _ = io.WriteString(w, "{\"status\":\"ok\"}\n")
 }
 
 // Close flushes the telemetry and releases the Guard, the Redis store if

@@ -29,6 +29,13 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // start serves the example's wiring on a real listener.
 func start(t *testing.T) *httptest.Server {
 	t.Helper()
+	ts, _ := startServer(t)
+	return ts
+}
+
+// startServer is start, with the server's wiring.
+func startServer(t *testing.T) (*httptest.Server, *server) {
+	t.Helper()
 	// A generous shaping time limit: under the race detector, counting the
 	// 10,000-line log takes longer than the default 2 s, and the guard would
 	// (correctly) fall back to byte cuts instead of line-aware chunks.
@@ -40,7 +47,7 @@ func start(t *testing.T) *httptest.Server {
 		ts.Close()
 		_ = s.Close()
 	})
-	return ts
+	return ts, s
 }
 
 func get(t *testing.T, ts *httptest.Server, target string) (*http.Response, []byte) {
@@ -101,6 +108,35 @@ func pageThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.
 	}
 }
 
+// linkThrough follows the Link rel="next" headers from target to the end
+// and returns every item; it never builds a URL itself.
+func linkThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.Booking {
+	t.Helper()
+	var all []exampleapi.Booking
+	next := ts.URL + target
+	for n := 0; next != ""; n++ {
+		require.Less(t, n, 200, "too many pages")
+		resp, err := ts.Client().Get(next)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		var p struct {
+			Items []exampleapi.Booking `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(body, &p))
+		all = append(all, p.Items...)
+		next = ""
+		if link := resp.Header.Get("Link"); link != "" {
+			u, ok := strings.CutSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+			require.True(t, ok, "a Link of RFC 8288's form: %s", link)
+			next = u
+		}
+	}
+	return all
+}
+
 func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
 	ts := start(t)
 	tests := []struct{ name, target string }{
@@ -114,6 +150,7 @@ func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw(t, tt.target), &want))
 			got := pageThrough(t, ts, tt.target)
 			assert.Equal(t, want, got)
+			assert.Equal(t, want, linkThrough(t, ts, tt.target), "the same, following the Link headers")
 		})
 	}
 	t.Run("all 500 are there", func(t *testing.T) {
@@ -235,7 +272,7 @@ func TestBadInputIsAnsweredWithAProblem(t *testing.T) {
 	})
 }
 
-func TestHealthAndMetricsReflectTheTraffic(t *testing.T) {
+func TestTheReportAndMetricsReflectTheTraffic(t *testing.T) {
 	ts := start(t)
 	get(t, ts, "/api/v1/bookings")
 	get(t, ts, "/api/v1/bookings/BK00001")
@@ -243,7 +280,7 @@ func TestHealthAndMetricsReflectTheTraffic(t *testing.T) {
 
 	var report telemetry.HealthReport
 	require.Eventually(t, func() bool {
-		resp, body := get(t, ts, "/healthz")
+		resp, body := get(t, ts, "/debug/ctxfit")
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.NoError(t, json.Unmarshal(body, &report))
 		return report.Totals.Count >= 2
@@ -259,6 +296,51 @@ func TestHealthAndMetricsReflectTheTraffic(t *testing.T) {
 	assert.Contains(t, string(body), "ctxfit_shaping_duration_seconds_bucket{")
 	assert.Contains(t, string(body), `http_request_method="GET",http_route="/api/v1/bookings"`, "method and route are separate labels")
 	assert.Contains(t, string(body), `ctxfit_strategy="pagination"`)
+}
+
+func TestHealthzIsALivenessCheckThatComputesNothing(t *testing.T) {
+	ts, s := startServer(t)
+	// Traffic that makes the report degraded: every response over the
+	// hard cap. The liveness check does not look at it.
+	for range telemetry.DefaultOversizeMinRecords {
+		require.NoError(t, s.aggregate.Record(context.Background(), telemetry.Record{
+			Endpoint: exampleapi.ListPattern, Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeOversize,
+			TokensBefore: 90000, TokensAfter: 3900, HardCap: 12000}))
+	}
+	resp, body := get(t, ts, "/debug/ctxfit")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var report telemetry.HealthReport
+	require.NoError(t, json.Unmarshal(body, &report))
+	require.Equal(t, telemetry.StatusDegraded, report.Status, "the report at its own path")
+
+	tests := []struct {
+		method string
+		body   string
+	}{
+		{http.MethodGet, "{\"status\":\"ok\"}\n"},
+		{http.MethodHead, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" /healthz is 200 ok, whatever the traffic", func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), tt.method, ts.URL+"/healthz", nil)
+			require.NoError(t, err)
+			resp, err := ts.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, tt.body, string(b), "nothing of the report")
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+		})
+	}
+	t.Run("POST /healthz is not allowed", func(t *testing.T) {
+		resp, err := ts.Client().Post(ts.URL+"/healthz", "text/plain", nil)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	})
 }
 
 func TestLoadConfigLaysTheEnvironmentOverTheExampleSettings(t *testing.T) {
