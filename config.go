@@ -133,7 +133,8 @@ type Config struct {
 }
 
 // Params names the request parameters the guard reads. Empty names mean the
-// defaults: cursor, limit, fields, startLine, endLine, part.
+// defaults: cursor, limit, fields, startLine, endLine, part, search,
+// searchPath, searchContext, jq.
 type Params struct {
 	Cursor    string `json:"cursor,omitempty" yaml:"cursor,omitempty"`
 	Limit     string `json:"limit,omitempty" yaml:"limit,omitempty"`
@@ -141,6 +142,15 @@ type Params struct {
 	StartLine string `json:"startLine,omitempty" yaml:"startLine,omitempty"`
 	EndLine   string `json:"endLine,omitempty" yaml:"endLine,omitempty"`
 	Part      string `json:"part,omitempty" yaml:"part,omitempty"`
+	// Search, SearchPath and SearchContext find what matches in a
+	// response (see [Search]): the RE2 pattern (inline flags such as (?i)
+	// and \Q...\E work), the dotted path of the field of each item to
+	// match, and the lines of context. Query is a jq expression (see
+	// Request.Query).
+	Search        string `json:"search,omitempty" yaml:"search,omitempty"`
+	SearchPath    string `json:"searchPath,omitempty" yaml:"searchPath,omitempty"`
+	SearchContext string `json:"searchContext,omitempty" yaml:"searchContext,omitempty"`
+	Query         string `json:"query,omitempty" yaml:"query,omitempty"`
 }
 
 // Endpoint overrides the settings for one route pattern or tool. Zero

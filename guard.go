@@ -244,6 +244,10 @@ func resolved(c Config) Config {
 	c.Params.StartLine = cmp.Or(c.Params.StartLine, "startLine")
 	c.Params.EndLine = cmp.Or(c.Params.EndLine, "endLine")
 	c.Params.Part = cmp.Or(c.Params.Part, "part")
+	c.Params.Search = cmp.Or(c.Params.Search, "search")
+	c.Params.SearchPath = cmp.Or(c.Params.SearchPath, "searchPath")
+	c.Params.SearchContext = cmp.Or(c.Params.SearchContext, "searchContext")
+	c.Params.Query = cmp.Or(c.Params.Query, "jq")
 	return c
 }
 

@@ -30,7 +30,8 @@ var example = ctxfit.Config{
 	StoreTimeout:        ctxfit.Duration(500 * time.Millisecond),
 	ImagePixelsPerToken: 750, ImageMaxEdge: 1568, ImageMaxTokens: 1600, AudioTokensPerSecond: 32,
 	RedisURL: "redis://localhost:6379/0",
-	Params:   ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part"},
+	Params: ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part",
+		Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq"},
 	Endpoints: []ctxfit.Endpoint{
 		{
 			Match: "GET /api/v1/bookings", Threshold: 3000, HardCap: 8000, PageSize: 25, MaxPageSize: 100,

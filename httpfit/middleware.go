@@ -385,6 +385,8 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 		Part:     q.part,
 		Limit:    q.limit,
 		Fields:   q.fields,
+		Search:   q.search,
+		Query:    q.jq,
 		Order:    q.order,
 		Filters:  q.filters,
 

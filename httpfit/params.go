@@ -17,6 +17,8 @@ import (
 // query is what the middleware reads from a query string.
 type query struct {
 	cursor, fields     string
+	search             *ctxfit.Search
+	jq                 string
 	limit              int
 	part               int64
 	startLine, endLine int
@@ -62,12 +64,15 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		start    = ""
 		end      = ""
 		part     = ""
-		seen     uint8
+		search   = ""
+		spath    = ""
+		scontext = ""
+		seen     uint16
 		verbatim bool // a parameter of the handler's is not URL-encoded correctly
 	)
 	// The ctxfit parameters, by name, and where each one's value goes.
-	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine, p.Part}
-	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end, &part}
+	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine, p.Part, p.Search, p.SearchPath, p.SearchContext, p.Query}
+	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end, &part, &search, &spath, &scontext, &q.jq}
 	escaped := strings.IndexByte(raw, '%') >= 0 || strings.IndexByte(raw, '+') >= 0
 	for rest := raw; rest != ""; {
 		var seg string
@@ -118,6 +123,14 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 			return q, &paramError{param: p.Part, err: fmt.Errorf("httpfit: %w: %s=%q is not a part number (the \"ctxfit:part\" of a placeholder)", ctxfit.ErrPart, p.Part, shortValue(part))}
 		}
 	}
+	if search != "" {
+		q.search = &ctxfit.Search{Pattern: search, Path: spath}
+		if scontext != "" {
+			if q.search.Context, err = strconv.Atoi(scontext); err != nil {
+				return q, &paramError{param: p.SearchContext, err: fmt.Errorf("httpfit: %w: %s=%q is not a number of lines (0 to 5)", ctxfit.ErrBadRequest, p.SearchContext, shortValue(scontext))}
+			}
+		}
+	}
 	if q.startLine, err = lineParam(p.StartLine, start); err != nil {
 		return q, err
 	}
@@ -162,7 +175,7 @@ func unescapePair(seg string, names []string) (key, val string, ok bool, err err
 
 func slotOf(names []string, key string) int {
 	for i, n := range names {
-		if n == key {
+		if n == key && n != "" {
 			return i
 		}
 	}

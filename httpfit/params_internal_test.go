@@ -14,7 +14,8 @@ import (
 	"github.com/ctxfit/ctxfit/internal/rawjson"
 )
 
-var defaultParams = ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part"}
+var defaultParams = ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part",
+	Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq"}
 
 func TestParseQuery(t *testing.T) {
 	tests := []struct {
@@ -62,7 +63,7 @@ func FuzzParseQuery(f *testing.F) {
 		if err != nil {
 			var pe *paramError
 			require.ErrorAs(t, err, &pe)
-			assert.Contains(t, []string{"cursor", "limit", "fields", "startLine", "endLine", "part"}, pe.param, "only ctxfit's own parameters are rejected")
+			assert.Contains(t, []string{"cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq"}, pe.param, "only ctxfit's own parameters are rejected")
 			return
 		}
 		all, perr := url.ParseQuery(raw)
@@ -100,7 +101,7 @@ func FuzzParseQuery(f *testing.F) {
 				return // bytes that are not UTF-8 are kept (\udcXX); encoding/json reads them as U+FFFD
 			}
 			switch k {
-			case "cursor", "limit", "fields", "startLine", "endLine", "part", "order", "sort":
+			case "cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq", "order", "sort":
 				continue
 			}
 			if len(vs) == 1 {
