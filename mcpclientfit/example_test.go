@@ -79,4 +79,6 @@ func ExampleNew() {
 	// Showing chunk 2 of 36 (lines 87-172 of 3,000
 	// ctxfit_next
 	// ctxfit_details
+	// ctxfit_search
+	// ctxfit_query
 }

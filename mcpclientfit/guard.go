@@ -140,6 +140,20 @@ func (cg *Guard) Tools() []*mcp.Tool {
 			InputSchema: mcpcore.DetailsInputSchema(),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 		},
+		{
+			Name:        cg.core.Names.Search,
+			Title:       "Search a large tool result",
+			Description: mcpcore.SearchDescription,
+			InputSchema: mcpcore.SearchInputSchema(),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+		},
+		{
+			Name:        cg.core.Names.Query,
+			Title:       "Query a large JSON tool result with jq",
+			Description: mcpcore.QueryDescription,
+			InputSchema: mcpcore.QueryInputSchema(),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+		},
 	}
 }
 

@@ -315,9 +315,11 @@ func TestToolsAreTheContinuationAndDetailsTools(t *testing.T) {
 	cg, err := mcpclientfit.New(newGuard(t, ctxfit.Config{}), &mcpclientfit.Options{NextTool: "more", DetailsTool: "fields"})
 	require.NoError(t, err)
 	tools := cg.Tools()
-	require.Len(t, tools, 2)
+	require.Len(t, tools, 4)
 	assert.Equal(t, "more", tools[0].Name)
 	assert.Equal(t, "fields", tools[1].Name)
+	assert.Equal(t, "ctxfit_search", tools[2].Name)
+	assert.Equal(t, "ctxfit_query", tools[3].Name)
 	assert.True(t, cg.Owns("more"))
 	assert.False(t, cg.Owns("ctxfit_next"))
 

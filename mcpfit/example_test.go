@@ -75,7 +75,7 @@ func ExampleInstall() {
 	fmt.Println(tokens.ReplaceAllString(last, "(… tokens"))
 	fmt.Println(items, "bookings in all")
 	// Output:
-	// Showing items 1-… of 500 (… tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"…"}.
+	// Showing items 1-… of 500 (… tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"…"}. To find something, call ctxfit_search (cursor, pattern) or ctxfit_query (cursor, jq expression) with that cursor.
 	// Showing items …-500 of 500 (… tokens; budget 4,000). This is the last page.
 	// 500 bookings in all
 }

@@ -25,6 +25,10 @@ type Options struct {
 	// DetailsTool is the name of the drill-down tool. Empty means
 	// "ctxfit_details".
 	DetailsTool string
+	// SearchTool and QueryTool are the names of the tools that search and
+	// query a shaped result. Empty means "ctxfit_search" and
+	// "ctxfit_query".
+	SearchTool, QueryTool string
 	// Subject returns what cursors are bound to for a call: a cursor is
 	// accepted only from a call with the same subject. Nil means the
 	// session ID (req.Session.ID()), which is unique per streamable HTTP
@@ -86,11 +90,11 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	names := mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()
+	names := mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool, Search: o.SearchTool, Query: o.QueryTool}.WithDefaults()
 	a := &adapter{g: g, subject: o.Subject, cache: o.Cache, names: names,
 		shaper: &mcpcore.Shaper{Guard: g, Names: names}}
-	if a.names.Next == a.names.Details {
-		return fmt.Errorf("mcpfit: the continuation and details tools have the same name %q", a.names.Next)
+	if err := a.names.Distinct(); err != nil {
+		return fmt.Errorf("mcpfit: %w", err)
 	}
 	s.AddReceivingMiddleware(a.middleware)
 	s.AddTool(&mcp.Tool{
@@ -109,6 +113,20 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 		InputSchema: mcpcore.DetailsInputSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}, a.details)
+	s.AddTool(&mcp.Tool{
+		Name:        a.names.Search,
+		Title:       "Search a large tool result",
+		Description: mcpcore.SearchDescription,
+		InputSchema: mcpcore.SearchInputSchema(),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}, a.search)
+	s.AddTool(&mcp.Tool{
+		Name:        a.names.Query,
+		Title:       "Query a large JSON tool result with jq",
+		Description: mcpcore.QueryDescription,
+		InputSchema: mcpcore.QueryInputSchema(),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}, a.query)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "ctxfit-held-back",
 		Title:       "Content a shaped tool result held back",
@@ -401,6 +419,18 @@ func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
 	return toResult(a.shaper.Details(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+}
+
+// search is the search tool.
+func (a *adapter) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Search(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+}
+
+// query is the query tool.
+func (a *adapter) query(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Query(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // readResource serves resources/read of ctxfit://r/... .

@@ -55,7 +55,7 @@ func TestAShapedResultSaysWhatItHoldsAndHowToContinue(t *testing.T) {
 	res := mcptest.Call(t, cs, "list_bookings", nil)
 	lines := mcptest.Texts(t, res)
 	require.Len(t, lines, 2)
-	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\.$`, lines[1])
+	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\. To find something, call ctxfit_search \(cursor, pattern\) or ctxfit_query \(cursor, jq expression\) with that cursor\.$`, lines[1])
 	assert.Equal(t, "pagination", res.Meta[mcpcore.MetaStrategy])
 	assert.NotEmpty(t, res.Meta[mcpcore.MetaNextCursor])
 	assert.InDelta(t, ctxfit.DefaultHardCap, res.Meta[mcpcore.MetaHardCap], 0)

@@ -86,7 +86,11 @@ func (cg *Guard) Tools() []mcp.Tool {
 	next.Annotations, next.Title = ro, "Continue a large tool result"
 	details := mcp.NewToolWithRawSchema(cg.core.Names.Details, mcpcore.DetailsDescription, mcpcore.DetailsInputSchema())
 	details.Annotations, details.Title = ro, "Drill into a summarized tool result"
-	return []mcp.Tool{next, details}
+	search := mcp.NewToolWithRawSchema(cg.core.Names.Search, mcpcore.SearchDescription, mcpcore.SearchInputSchema())
+	search.Annotations, search.Title = ro, "Search a large tool result"
+	query := mcp.NewToolWithRawSchema(cg.core.Names.Query, mcpcore.QueryDescription, mcpcore.QueryInputSchema())
+	query.Annotations, query.Title = ro, "Query a large JSON tool result with jq"
+	return []mcp.Tool{next, details, search, query}
 }
 
 // Owns reports whether name is the continuation or the drill-down tool.

@@ -227,7 +227,7 @@ func TestKeepAndTools(t *testing.T) {
 	assert.Equal(t, testLog, got, "the cleared result, byte for byte")
 
 	tools := cg.Tools()
-	require.Len(t, tools, 2)
+	require.Len(t, tools, 4)
 	assert.Equal(t, "ctxfit_next", tools[0].Name)
 	assert.JSONEq(t, `["cursor"]`, mustJSON(t, tools[0].RawInputSchema, "required"))
 	assert.True(t, cg.Owns("ctxfit_details"))

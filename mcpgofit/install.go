@@ -25,6 +25,10 @@ type Options struct {
 	// NextTool is the name of the continuation tool. Empty means
 	// "ctxfit_next".
 	NextTool string
+	// SearchTool and QueryTool are the names of the tools that search and
+	// query a shaped result. Empty means "ctxfit_search" and
+	// "ctxfit_query".
+	SearchTool, QueryTool string
 	// DetailsTool is the name of the drill-down tool. Empty means
 	// "ctxfit_details".
 	DetailsTool string
@@ -82,12 +86,12 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	if opts != nil {
 		o = *opts
 	}
-	a := &adapter{s: s, g: g, subject: o.Subject, cache: o.Cache, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool}.WithDefaults()}
+	a := &adapter{s: s, g: g, subject: o.Subject, cache: o.Cache, names: mcpcore.Names{Next: o.NextTool, Details: o.DetailsTool, Search: o.SearchTool, Query: o.QueryTool}.WithDefaults()}
 	a.shaper = &mcpcore.Shaper{Guard: g, Names: a.names}
-	if a.names.Next == a.names.Details {
-		return fmt.Errorf("mcpgofit: the continuation and details tools have the same name %q", a.names.Next)
+	if err := a.names.Distinct(); err != nil {
+		return fmt.Errorf("mcpgofit: %w", err)
 	}
-	for _, name := range []string{a.names.Next, a.names.Details} {
+	for _, name := range a.names.All() {
 		if s.GetTool(name) != nil {
 			return fmt.Errorf("mcpgofit: the server already has a tool named %q (is ctxfit installed twice?)", name)
 		}
@@ -113,6 +117,20 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 			RawInputSchema: mcpcore.DetailsInputSchema(),
 			Annotations:    readOnly,
 		}, Handler: a.details},
+		server.ServerTool{Tool: mcp.Tool{
+			Name:           a.names.Search,
+			Title:          "Search a large tool result",
+			Description:    mcpcore.SearchDescription,
+			RawInputSchema: mcpcore.SearchInputSchema(),
+			Annotations:    readOnly,
+		}, Handler: a.search},
+		server.ServerTool{Tool: mcp.Tool{
+			Name:           a.names.Query,
+			Title:          "Query a large JSON tool result with jq",
+			Description:    mcpcore.QueryDescription,
+			RawInputSchema: mcpcore.QueryInputSchema(),
+			Annotations:    readOnly,
+		}, Handler: a.query},
 	)
 	s.AddResourceTemplate(mcp.NewResourceTemplate(mcpcore.ResourceTemplate, "ctxfit-held-back",
 		mcp.WithTemplateDescription("Images, audio and binary content that a tool result held back as a resource_link; read it whole here.")),
@@ -293,6 +311,20 @@ func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the tool
 	subject := a.subjectOf(ctx, req)
 	return toResult(a.shaper.Details(ctx, subject, raw, a.rerun(subject))), nil
+}
+
+// search is the search tool.
+func (a *adapter) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	raw, _ := argumentsOf(req)
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Search(ctx, subject, raw, a.rerun(subject))), nil
+}
+
+// query is the query tool.
+func (a *adapter) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	raw, _ := argumentsOf(req)
+	subject := a.subjectOf(ctx, req)
+	return toResult(a.shaper.Query(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // readResource serves resources/read of ctxfit://r/... .

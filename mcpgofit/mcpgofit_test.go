@@ -75,7 +75,7 @@ func TestAShapedResultSaysWhatItHoldsAndHowToContinue(t *testing.T) {
 	res := call(t, f.client, "list_bookings", nil)
 	lines := texts(t, res)
 	require.Len(t, lines, 2)
-	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\.$`, lines[1])
+	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\. To find something, call ctxfit_search \(cursor, pattern\) or ctxfit_query \(cursor, jq expression\) with that cursor\.$`, lines[1])
 	meta := metaOf(res)
 	assert.Equal(t, "pagination", meta[mcpcore.MetaStrategy])
 	assert.NotEmpty(t, meta[mcpcore.MetaNextCursor])
@@ -323,7 +323,7 @@ func TestInstallRefusesBadInput(t *testing.T) {
 	s, _ := newServer()
 	assert.ErrorContains(t, mcpgofit.Install(nil, g, nil), "mcpgofit:")
 	assert.ErrorContains(t, mcpgofit.Install(s, nil, nil), "mcpgofit:")
-	assert.ErrorContains(t, mcpgofit.Install(s, g, &mcpgofit.Options{NextTool: "x", DetailsTool: "x"}), "same name")
+	assert.ErrorContains(t, mcpgofit.Install(s, g, &mcpgofit.Options{NextTool: "x", DetailsTool: "x"}), "two of ctxfit's tools are named")
 	require.NoError(t, mcpgofit.Install(s, g, nil))
 	assert.ErrorContains(t, mcpgofit.Install(s, g, nil), "installed twice")
 }

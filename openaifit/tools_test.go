@@ -53,7 +53,7 @@ func TestToolsConvertToFunctionsAndBack(t *testing.T) {
 	ts, err := openaifit.NewToolset(tools)
 	require.NoError(t, err)
 	fns := ts.Functions()
-	require.Len(t, fns, 4)
+	require.Len(t, fns, 6)
 
 	got, err := json.Marshal(fns[0])
 	require.NoError(t, err)

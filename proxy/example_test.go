@@ -65,6 +65,6 @@ func ExampleNew() {
 	_, more := res.Meta[mcpcore.MetaNextCursor]
 	fmt.Println(res.Meta[mcpcore.MetaStrategy], "with a next cursor:", more)
 	// Output:
-	// [add_tool big crash ctxfit_details ctxfit_next echo garbage hang pid]
+	// [add_tool big crash ctxfit_details ctxfit_next ctxfit_query ctxfit_search echo garbage hang pid]
 	// pagination with a next cursor: true
 }

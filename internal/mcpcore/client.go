@@ -40,8 +40,8 @@ func NewClient[R comparable](pkg string, g *ctxfit.Guard, next, details string, 
 		return nil, errors.New(pkg + ": New needs a guard")
 	}
 	names := Names{Next: next, Details: details}.WithDefaults()
-	if names.Next == names.Details {
-		return nil, fmt.Errorf("%s: the continuation and details tools have the same name %q", pkg, names.Next)
+	if err := names.Distinct(); err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
 	}
 	if subject == nil {
 		subject = store.SubjectFrom
@@ -59,6 +59,10 @@ func (c *Client[R]) Own(ctx context.Context, pkg, name string, args json.RawMess
 		return c.Shaper.Next(ctx, subject, args, rerun), nil
 	case c.Names.Details:
 		return c.Shaper.Details(ctx, subject, args, rerun), nil
+	case c.Names.Search:
+		return c.Shaper.Search(ctx, subject, args, rerun), nil
+	case c.Names.Query:
+		return c.Shaper.Query(ctx, subject, args, rerun), nil
 	}
 	return nil, fmt.Errorf("%s: %q is not a tool of the guard", pkg, name)
 }

@@ -49,6 +49,12 @@ const (
 	// DefaultDetailsTool drills into a summarized object: input
 	// {"cursor": "<the summary's details cursor>", "fields": "..."}.
 	DefaultDetailsTool = "ctxfit_details"
+	// DefaultSearchTool finds what matches a pattern in a shaped result:
+	// input {"cursor": "...", "pattern": "...", ...} ([SearchInput]).
+	DefaultSearchTool = "ctxfit_search"
+	// DefaultQueryTool runs a jq expression over a shaped JSON result:
+	// input {"cursor": "...", "expression": "..."}.
+	DefaultQueryTool = "ctxfit_query"
 )
 
 // Descriptions of the two tools, for their tools/list entries.
@@ -60,6 +66,14 @@ const (
 		`unchanged, and fields as "all" or a comma-separated list of fields (the summary's meta.detailsAvailable ` +
 		"lists them; dotted paths such as guest.address.city work too). It opens only results ctxfit summarized, " +
 		"for the session they were given to."
+	SearchDescription = "Find what matches a pattern in a tool result that was too large for the context window, " +
+		"instead of reading it page by page: pass any cursor of the result and an RE2 regular expression (or a " +
+		"literal). A text answers its matching lines with their line numbers (and context lines if asked); a list, " +
+		"its matching items with their indexes (or match one field of each item with path). The total number of " +
+		"matches is always given; continue with the result's nextCursor."
+	QueryDescription = "Answer a question about a large JSON tool result in one call: pass any cursor of the result " +
+		"and a jq expression (for example [.items[] | select(.status == \"open\") | .id] or .items | length). " +
+		"The results come as a JSON array, in pages with a nextCursor when they are large."
 )
 
 // Keys of the _meta map of a shaped result. The values are JSON numbers
@@ -136,11 +150,31 @@ type Call struct {
 func Repeatable(readOnly, idempotent bool) bool { return readOnly || idempotent }
 
 // Names are the names under which an adapter registers its tools. Empty
-// fields mean [DefaultNextTool] and [DefaultDetailsTool].
+// fields mean [DefaultNextTool], [DefaultDetailsTool], [DefaultSearchTool]
+// and [DefaultQueryTool].
 type Names struct {
 	Next    string
 	Details string
+	Search  string
+	Query   string
 }
+
+func (n Names) search() string {
+	if n.Search == "" {
+		return DefaultSearchTool
+	}
+	return n.Search
+}
+
+func (n Names) query() string {
+	if n.Query == "" {
+		return DefaultQueryTool
+	}
+	return n.Query
+}
+
+// All returns the four tool names, defaults filled in.
+func (n Names) All() []string { return []string{n.next(), n.details(), n.search(), n.query()} }
 
 func (n Names) next() string {
 	if n.Next == "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // A Shaper shapes MCP tool results in their wire form (the JSON of a
@@ -461,7 +462,7 @@ func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage
 			}
 			results = append(results, res)
 			newContent = append(newContent, bl.setText(string(res.Body)))
-			newContent = append(newContent, s.guidance(res)...)
+			newContent = append(newContent, s.guidance(res, true)...)
 		}
 	}
 	if len(results) > 0 {
@@ -494,7 +495,7 @@ func (s *Shaper) shapeWhole(ctx context.Context, call Call, blocks []block, body
 		}
 		return nil, out, nil
 	}
-	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.guidance(res)...)
+	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.guidance(res, true)...)
 	placed := false
 	for _, bl := range blocks {
 		switch {
@@ -554,15 +555,39 @@ func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budg
 
 // guidance is the text block that says what a shaped body holds and how to
 // get more, or nothing.
-func (s *Shaper) guidance(res ctxfit.Result) []json.RawMessage {
+func (s *Shaper) guidance(res ctxfit.Result, first bool) []json.RawMessage {
 	if !res.Shaped {
 		return nil
 	}
 	line := Guidance(res, s.Names)
-	if line == "" || !s.fit.Fits(res, s.Guard.Config().Encoding, line) {
+	if line == "" {
+		return nil
+	}
+	if first && res.Record.HardCap > 0 {
+		// A block of a first result was shaped within its share of the
+		// hard cap, less guidanceReserve for this line.
+		res.Record.HardCap += guidanceReserve
+	}
+	if first && res.Next != "" && (res.Strategy == telemetry.StrategyPagination || res.Strategy == telemetry.StrategyChunking) {
+		// A first page of many: finding beats reading on.
+		with := line + findHint(res, s.Names)
+		if s.fit.Fits(res, s.Guard.Config().Encoding, with) {
+			return []json.RawMessage{textBlock(with)}
+		}
+	}
+	if !s.fit.Fits(res, s.Guard.Config().Encoding, line) {
 		return nil
 	}
 	return []json.RawMessage{textBlock(line)}
+}
+
+// findHint is the sentence that tells the model it can search (or, for
+// pages of JSON, query) the result instead of reading every part.
+func findHint(res ctxfit.Result, n Names) string {
+	if res.Strategy == telemetry.StrategyPagination {
+		return fmt.Sprintf(" To find something, call %s (cursor, pattern) or %s (cursor, jq expression) with that cursor.", n.search(), n.query())
+	}
+	return fmt.Sprintf(" To find something, call %s (cursor, pattern) with that cursor.", n.search())
 }
 
 // meta merges ctxfit's _meta keys into the tool's own; hardCap is the
@@ -710,6 +735,36 @@ func (s *Shaper) Details(ctx context.Context, subject string, args json.RawMessa
 	return s.serve(ctx, req, rerun)
 }
 
+// Search serves the search tool (see [Shaper.Next]): what matches in the
+// result a cursor belongs to, for the subject it was issued to.
+func (s *Shaper) Search(ctx context.Context, subject string, args json.RawMessage, rerun Rerun) json.RawMessage {
+	in, bad := s.Names.SearchInput(args)
+	if bad != nil {
+		return ErrorResult(*bad)
+	}
+	req, err := s.Guard.ResumeContext(ctx, in.Cursor, subject)
+	if err != nil {
+		return ErrorResult(ErrorOf(err))
+	}
+	req.Search = &ctxfit.Search{Pattern: in.Pattern, Literal: in.Literal, IgnoreCase: in.IgnoreCase, Path: in.Path, Context: in.Context}
+	return s.serve(ctx, req, rerun)
+}
+
+// Query serves the query tool (see [Shaper.Next]): a jq expression over
+// the result a cursor belongs to.
+func (s *Shaper) Query(ctx context.Context, subject string, args json.RawMessage, rerun Rerun) json.RawMessage {
+	in, bad := s.Names.QueryInput(args)
+	if bad != nil {
+		return ErrorResult(*bad)
+	}
+	req, err := s.Guard.ResumeContext(ctx, in.Cursor, subject)
+	if err != nil {
+		return ErrorResult(ErrorOf(err))
+	}
+	req.Query = in.Expression
+	return s.serve(ctx, req, rerun)
+}
+
 // errToolResult carries a tool's own isError result (or a result ctxfit
 // cannot read) out of a Fetch, to be sent as it is.
 type errToolResult struct{ raw json.RawMessage }
@@ -752,7 +807,7 @@ func (s *Shaper) serve(ctx context.Context, req ctxfit.Request, rerun Rerun) jso
 		return ErrorResult(ErrorOf(err))
 	}
 	content := []json.RawMessage{textBlock(string(res.Body))}
-	content = append(content, s.guidance(res)...)
+	content = append(content, s.guidance(res, false)...)
 	c, _ := marshal(content)
 	// The continuation tools have no output schema: the shaped body is the
 	// text block, with no structured content to validate or to decode.

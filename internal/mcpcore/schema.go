@@ -26,6 +26,42 @@ func DetailsInputSchema() json.RawMessage {
 		`"required":["cursor","fields"],"additionalProperties":false}`)
 }
 
+// SearchInputSchema returns the JSON schema of the search tool's input.
+func SearchInputSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"cursor":{"type":"string","minLength":1,"description":"Any cursor of the shaped result to search (nextCursor, partCursor or a details cursor), unchanged."},` +
+		`"pattern":{"type":"string","minLength":1,"maxLength":512,"description":"What to find: an RE2 regular expression, or a literal string with literal set."},` +
+		`"literal":{"type":"boolean","description":"Match the pattern as it is, not as a regular expression."},` +
+		`"ignoreCase":{"type":"boolean","description":"Match without regard to case."},` +
+		`"path":{"type":"string","description":"For a list of objects: match this field of each item (a dotted path such as guest.name) instead of the whole item."},` +
+		`"context":{"type":"integer","minimum":0,"maximum":5,"description":"Lines shown before and after each matching line of a text."}},` +
+		`"required":["cursor","pattern"],"additionalProperties":false}`)
+}
+
+// QueryInputSchema returns the JSON schema of the query tool's input.
+func QueryInputSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"cursor":{"type":"string","minLength":1,"description":"Any cursor of the shaped JSON result to query, unchanged."},` +
+		`"expression":{"type":"string","minLength":1,"maxLength":1000,"description":"A jq expression, evaluated over the whole result."}},` +
+		`"required":["cursor","expression"],"additionalProperties":false}`)
+}
+
+// SearchInput is the decoded input of the search tool.
+type SearchInput struct {
+	Cursor     string `json:"cursor"`
+	Pattern    string `json:"pattern"`
+	Literal    bool   `json:"literal,omitempty"`
+	IgnoreCase bool   `json:"ignoreCase,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Context    int    `json:"context,omitempty"`
+}
+
+// QueryInput is the decoded input of the query tool.
+type QueryInput struct {
+	Cursor     string `json:"cursor"`
+	Expression string `json:"expression"`
+}
+
 // NextInput is the decoded input of the continuation tool.
 type NextInput struct {
 	Cursor string `json:"cursor"`

@@ -3,21 +3,61 @@ package mcpcore
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 )
 
-// WithDefaults returns n with empty names replaced by [DefaultNextTool] and
-// [DefaultDetailsTool].
+// WithDefaults returns n with empty names replaced by the defaults.
 func (n Names) WithDefaults() Names {
-	return Names{Next: n.next(), Details: n.details()}
+	return Names{Next: n.next(), Details: n.details(), Search: n.search(), Query: n.query()}
 }
 
-// Own reports whether tool is one of the two tools the adapter registers.
+// Own reports whether tool is one of the tools the adapter registers.
 func (n Names) Own(tool string) bool {
-	return tool == n.next() || tool == n.details()
+	return tool == n.next() || tool == n.details() || tool == n.search() || tool == n.query()
+}
+
+// Distinct reports an error when two of the tools have the same name.
+func (n Names) Distinct() error {
+	seen := map[string]bool{}
+	for _, name := range n.All() {
+		if seen[name] {
+			return fmt.Errorf("two of ctxfit's tools are named %q", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// SearchInput decodes the arguments of the search tool (see
+// [DecodeArguments]); arguments that do not decode, or lack the cursor or
+// the pattern, give the [ArgumentError] to report instead.
+func (n Names) SearchInput(args json.RawMessage) (SearchInput, *Error) {
+	var in SearchInput
+	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" || in.Pattern == "" {
+		e := ArgumentError("pattern", n.search()+` needs {"cursor": "<any cursor of the result>", "pattern": "<RE2 or literal>"}`,
+			`"cursor" a cursor of a shaped result, "pattern" what to find; optional "literal", "ignoreCase", "path", "context"`,
+			"Pass a cursor of the result you want to search and what to find in it.")
+		return SearchInput{}, &e
+	}
+	return in, nil
+}
+
+// QueryInput decodes the arguments of the query tool (see
+// [DecodeArguments]).
+func (n Names) QueryInput(args json.RawMessage) (QueryInput, *Error) {
+	var in QueryInput
+	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" || strings.TrimSpace(in.Expression) == "" {
+		e := ArgumentError("expression", n.query()+` needs {"cursor": "<any cursor of the result>", "expression": "<jq>"}`,
+			`"cursor" a cursor of a shaped JSON result, "expression" a jq expression`,
+			"Pass a cursor of the result and a jq expression such as .items | length.")
+		return QueryInput{}, &e
+	}
+	return in, nil
 }
 
 // Guards reports whether a call of tool is shaped under cfg: tool is not

@@ -14,8 +14,10 @@ import (
 )
 
 func TestNamesWithDefaultsFillOnlyTheEmptyNames(t *testing.T) {
-	assert.Equal(t, mcpcore.Names{Next: "ctxfit_next", Details: "ctxfit_details"}, mcpcore.Names{}.WithDefaults())
-	assert.Equal(t, mcpcore.Names{Next: "more", Details: "ctxfit_details"}, mcpcore.Names{Next: "more"}.WithDefaults())
+	assert.Equal(t, mcpcore.Names{Next: "ctxfit_next", Details: "ctxfit_details", Search: "ctxfit_search", Query: "ctxfit_query"}, mcpcore.Names{}.WithDefaults())
+	assert.Equal(t, mcpcore.Names{Next: "more", Details: "ctxfit_details", Search: "find", Query: "ctxfit_query"}, mcpcore.Names{Next: "more", Search: "find"}.WithDefaults())
+	assert.ErrorContains(t, mcpcore.Names{Search: "ctxfit_next"}.Distinct(), `two of ctxfit's tools are named "ctxfit_next"`)
+	assert.NoError(t, mcpcore.Names{}.Distinct())
 }
 
 func TestGuardsShapesEveryToolButTheOwnAndTheDisabledOnes(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
-// MalformedCall is a call of ctxfit_next or ctxfit_details whose arguments
+// MalformedCall is a call of one of ctxfit's tools whose arguments
 // are wrong. Both MCP adapters answer each with the same tool result (see
 // [WantMalformed]); their tests share this table.
 type MalformedCall struct {
@@ -24,6 +24,10 @@ func MalformedCalls() []MalformedCall {
 		{"details without fields", mcpcore.DefaultDetailsTool, map[string]any{"cursor": "x"}},
 		{"details with the arguments of old", mcpcore.DefaultDetailsTool, map[string]any{"tool": "get_booking", "fields": "all"}},
 		{"details without a cursor", mcpcore.DefaultDetailsTool, map[string]any{"fields": "all"}},
+		{"search without a pattern", mcpcore.DefaultSearchTool, map[string]any{"cursor": "x"}},
+		{"search with context that is not a number", mcpcore.DefaultSearchTool, map[string]any{"cursor": "x", "pattern": "a", "context": "two"}},
+		{"query without an expression", mcpcore.DefaultQueryTool, map[string]any{"cursor": "x"}},
+		{"query with a blank expression", mcpcore.DefaultQueryTool, map[string]any{"cursor": "x", "expression": "  "}},
 	}
 }
 
@@ -37,9 +41,14 @@ func WantMalformed(c MalformedCall) mcpcore.Error {
 	}
 	names := mcpcore.Names{}.WithDefaults()
 	var bad *mcpcore.Error
-	if c.Tool == names.Next {
+	switch c.Tool {
+	case names.Next:
 		_, bad = names.NextInput(args)
-	} else {
+	case names.Search:
+		_, bad = names.SearchInput(args)
+	case names.Query:
+		_, bad = names.QueryInput(args)
+	default:
 		_, bad = names.DetailsInput(args)
 	}
 	if bad == nil {

@@ -1,0 +1,78 @@
+package mcpfit_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
+)
+
+func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			cs, _ := guarded(t, ctxfit.Config{Mode: mode}, nil)
+			log := mcptest.Call(t, cs, "read_log", nil)
+			cursor := mcptest.NextCursor(log)
+			require.NotEmpty(t, cursor, "the log is chunked")
+
+			testLog, err := exampletools.ReadLog("")
+			require.NoError(t, err)
+			want := 0
+			for _, line := range strings.Split(testLog, "\n") {
+				if strings.Contains(line, "ERROR") {
+					want++
+				}
+			}
+			require.Positive(t, want)
+			res := mcptest.Call(t, cs, mcpcore.DefaultSearchTool, map[string]any{"cursor": cursor, "pattern": "ERROR", "literal": true, "context": 1})
+			require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+			assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap)
+			var page struct {
+				Matches []struct {
+					Line int    `json:"line"`
+					Text string `json:"text"`
+				} `json:"matches"`
+				Meta struct{ TotalMatches int } `json:"meta"`
+			}
+			texts := mcptest.Texts(t, res)
+			require.NoError(t, json.Unmarshal([]byte(texts[0]), &page))
+			assert.Equal(t, want, page.Meta.TotalMatches)
+			require.NotEmpty(t, page.Matches)
+			lines := strings.Split(testLog, "\n")
+			for _, m := range page.Matches {
+				assert.Equal(t, lines[m.Line-1], m.Text, "the line, by its number")
+			}
+			assert.Contains(t, texts[1], "matching")
+
+			list := mcptest.Call(t, cs, "list_bookings", nil)
+			res = mcptest.Call(t, cs, mcpcore.DefaultQueryTool, map[string]any{"cursor": mcptest.NextCursor(list),
+				"expression": `[.[] | select(.status == "confirmed")] | length`})
+			require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+			confirmed := 0
+			for _, b := range exampletools.ListBookings("") {
+				if b.Status == "confirmed" {
+					confirmed++
+				}
+			}
+			assert.JSONEq(t, "["+mustString(t, confirmed)+"]", mcptest.Texts(t, res)[0])
+
+			bad := mcptest.Call(t, cs, mcpcore.DefaultQueryTool, map[string]any{"cursor": mcptest.NextCursor(list), "expression": ".[] | ." + "["})
+			assert.True(t, bad.IsError)
+			assert.Contains(t, mcptest.Texts(t, bad)[0], "syntax error")
+		})
+	}
+}
+
+func mustString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
