@@ -151,6 +151,8 @@ type Params struct {
 	SearchPath    string `json:"searchPath,omitempty" yaml:"searchPath,omitempty"`
 	SearchContext string `json:"searchContext,omitempty" yaml:"searchContext,omitempty"`
 	Query         string `json:"query,omitempty" yaml:"query,omitempty"`
+	// Format asks for a page format (see [FormatTOON]).
+	Format string `json:"format,omitempty" yaml:"format,omitempty"`
 }
 
 // Endpoint overrides the settings for one route pattern or tool. Zero
@@ -183,7 +185,24 @@ type Endpoint struct {
 	// DetailsEndpoint is the drill-down template, e.g. "/api/v1/bookings/{id}";
 	// empty means the request path.
 	DetailsEndpoint string `json:"detailsEndpoint,omitempty" yaml:"detailsEndpoint,omitempty"`
+	// Format is how pages of a list are written: "json" (the default: the
+	// items as the server wrote them) or "toon" (FormatTOON).
+	Format string `json:"format,omitempty" yaml:"format,omitempty" validate:"omitempty,oneof=json toon"`
 }
+
+// Formats of pages (Endpoint.Format, Request.Format).
+const (
+	// FormatJSON writes a page's items as the server wrote them.
+	FormatJSON = "json"
+	// FormatTOON writes a page of a list of uniform objects as TOON
+	// (package toon): a header of field names and a row per item, about a
+	// third fewer tokens, so that a page holds more items. The page is
+	// {"toon":"...","nextCursor":...,"meta":{...,"format":"toon"}}; decoding
+	// its toon text gives the items' values exactly (not their bytes:
+	// white space and escapes are TOON's). A page that TOON cannot write
+	// exactly, or would not make smaller, is written as JSON.
+	FormatTOON = "toon"
+)
 
 // Duration is a time.Duration that reads and writes as a Go duration string
 // ("10m", "1.5s") in JSON and YAML; JSON numbers are read as seconds.

@@ -193,6 +193,7 @@ type rules struct {
 	chunkTokens                     int
 	pageSize, maxPageSize           int
 	arrayPath                       string
+	format                          string // of pages: "", FormatJSON or FormatTOON
 	shape                           summary.Shape
 	summarizer                      *summary.Summarizer
 }
@@ -248,6 +249,7 @@ func resolved(c Config) Config {
 	c.Params.SearchPath = cmp.Or(c.Params.SearchPath, "searchPath")
 	c.Params.SearchContext = cmp.Or(c.Params.SearchContext, "searchContext")
 	c.Params.Query = cmp.Or(c.Params.Query, "jq")
+	c.Params.Format = cmp.Or(c.Params.Format, "format")
 	return c
 }
 
@@ -327,6 +329,7 @@ func (e *engine) rules(ep Endpoint) (*rules, error) {
 		pageSize:    cmp.Or(ep.PageSize, c.PageSize),
 		maxPageSize: cmp.Or(ep.MaxPageSize, c.MaxPageSize),
 		arrayPath:   ep.ArrayPath,
+		format:      ep.Format,
 		shape:       summary.Shape{Endpoint: ep.DetailsEndpoint, Fields: ep.SummaryFields},
 	}
 	// A chunk and its envelope must fit under the hard cap.

@@ -2,6 +2,7 @@ package ctxfit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 		return Result{}, err
 	}
 	switch {
+	case req.Format != "" && req.Format != FormatJSON && req.Format != FormatTOON:
+		err = fmt.Errorf("%w: format %q: \"json\" or \"toon\"", ErrBadRequest, shorten(req.Format, 40))
 	case req.Part != 0 && req.Cursor == "":
 		err = fmt.Errorf("%w: part needs the cursor of the response whose placeholder names it", ErrPart)
 	case req.Cursor != "" && !rl.disabled:
@@ -93,6 +96,16 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 // which are answered whatever the response's size.
 func (req *Request) explicit() bool {
 	return req.StartLine != 0 || req.EndLine != 0 || req.Fields != "" || req.Search != nil || req.Query != ""
+}
+
+// pageFormat is the format of pages a request asks for, else the one it
+// continues or its endpoint's: FormatTOON, or "" for JSON.
+func pageFormat(asked, inherited string) string {
+	f := cmp.Or(asked, inherited)
+	if f == FormatTOON {
+		return f
+	}
+	return ""
 }
 
 // fetchError marks errors of the handler, which Handle returns unchanged
@@ -195,6 +208,7 @@ func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, r
 	kind := kindOf(resp)
 	s := g.shaper(ctx, e, rl, req, resp.Body)
 	defer s.cancel()
+	s.format = pageFormat(req.Format, rl.format)
 	res, err = s.guard(func() (Result, error) { return s.first(kind) })
 	if err == nil && !res.Shaped {
 		res.ContentType = resp.ContentType
@@ -423,6 +437,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	s := g.shaper(ctx, e, rl, req, data)
 	defer s.cancel()
 	s.snap, s.view = &r.snap, r.view
+	s.format = pageFormat(req.Format, r.format)
 	// Counting the whole snapshot on every continuation would make
 	// following a large response quadratic: count only far enough to tell
 	// whether it was over the hard cap.

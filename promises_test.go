@@ -198,6 +198,9 @@ func TestRequestParametersNeverBreakTheCap(t *testing.T) {
 			req.StartLine, req.EndLine, req.Fields, req.Search = 0, 0, "", nil
 			req.Query = queries[r.IntN(len(queries))]
 		}
+		if r.IntN(3) == 0 {
+			req.Format = ctxfit.FormatTOON
+		}
 		checkParams(t, g, req, ctxfit.Response{Body: resp.Body, ContentType: resp.ContentType})
 	}
 }

@@ -106,6 +106,8 @@ type ref struct {
 	tokensEstimated bool
 	// search is the search a contSearch continues, as JSON.
 	search string
+	// format is the format of pages (FormatTOON, or "" for JSON).
+	format string
 }
 
 // maxCarried bounds what a cursor carries of a view or of tool arguments,
@@ -122,7 +124,7 @@ func (r *ref) payload(req *Request) cursor.Payload {
 	for _, v := range [...]int64{r.start, r.end, r.pos, r.total, int64(r.form), r.line, r.lines, r.block, size} {
 		d = binary.AppendUvarint(d, uint64(v))
 	}
-	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args, []byte(r.mime), []byte(r.search)} {
+	for _, s := range [...][]byte{[]byte(r.textKind), []byte(r.view), r.args, []byte(r.mime), []byte(r.search), []byte(r.format)} {
 		d = binary.AppendUvarint(d, uint64(len(s)))
 		d = append(d, s...)
 	}
@@ -152,7 +154,7 @@ func refOf(p cursor.Payload) (ref, error) {
 		}
 		nums[i], d = int64(v), d[n:]
 	}
-	var strs [5][]byte
+	var strs [6][]byte
 	for i := range strs {
 		v, n := binary.Uvarint(d)
 		if n <= 0 || v > uint64(len(d)-n) {
@@ -166,7 +168,7 @@ func refOf(p cursor.Payload) (ref, error) {
 	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
 	r.form, r.line, r.lines, r.block = chunk.Form(nums[4]), nums[5], nums[6], nums[7]
 	r.tokens, r.tokensEstimated = nums[8]>>1, nums[8]&1 == 1
-	r.textKind, r.view, r.mime, r.search = chunk.Kind(strs[0]), string(strs[1]), string(strs[3]), string(strs[4])
+	r.textKind, r.view, r.mime, r.search, r.format = chunk.Kind(strs[0]), string(strs[1]), string(strs[3]), string(strs[4]), string(strs[5])
 	if len(strs[2]) > 0 {
 		r.args = strs[2]
 	}

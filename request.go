@@ -70,6 +70,9 @@ type Request struct {
 	// belongs to, or over the response itself without a Cursor; its
 	// results are shaped like a response. At most 1,000 bytes.
 	Query string
+	// Format asks for the format of pages: FormatJSON or FormatTOON; ""
+	// means the endpoint's.
+	Format string
 	// Unrepeatable says the handler must not run again to continue this
 	// response: an MCP tool that is neither read-only nor idempotent,
 	// whose second run would repeat what the first changed. In replay mode

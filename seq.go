@@ -152,6 +152,11 @@ func (s *shaper) serveSeq(r ref, lay layout) (Result, error) {
 	if object {
 		hold = max(budget/4, 64)
 	}
+	if s.format == FormatTOON && !object {
+		if res, ok, err := s.toonPage(r, lay, budget, limit); ok || err != nil {
+			return res, err
+		}
+	}
 	for {
 		pg, err := s.fillSeq(r, object, budget, limit, hold)
 		if err != nil {

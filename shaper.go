@@ -30,6 +30,7 @@ type shaper struct {
 	view   string // in replay mode, the drill-down data was made from; "" for the body
 	snap   *snapRef
 	id     string // data's content ID, once computed (see contentID)
+	format string // of pages: FormatTOON, or "" for JSON
 	rec    telemetry.Record
 	// fallback is set once a strategy panicked: the byte cut then counts
 	// nothing.
@@ -167,6 +168,7 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	r.snap = snap
 	r.block = int64(s.req.Block)
 	r.tokens, r.tokensEstimated = int64(s.rec.TokensBefore), s.rec.TokensBeforeEstimated
+	r.format = s.format
 	if !snap.stored || strings.HasPrefix(s.view, "query=") {
 		// A query's results carry their query in store mode too, so that
 		// a continuation that repeats it is told from a new one.

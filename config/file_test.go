@@ -31,13 +31,14 @@ var example = ctxfit.Config{
 	ImagePixelsPerToken: 750, ImageMaxEdge: 1568, ImageMaxTokens: 1600, AudioTokensPerSecond: 32,
 	RedisURL: "redis://localhost:6379/0",
 	Params: ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part",
-		Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq"},
+		Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq", Format: "format"},
 	Endpoints: []ctxfit.Endpoint{
 		{
 			Match: "GET /api/v1/bookings", Threshold: 3000, HardCap: 8000, PageSize: 25, MaxPageSize: 100,
 			ChunkTokens: 1500, Pagination: ptr(true), Summary: ptr(true), Chunking: ptr(false),
 			ArrayPath: "data.items", SummaryFields: []string{"id", "status", "guest.name"},
 			DetailsEndpoint: "/api/v1/bookings/{id}",
+			Format:          "toon",
 		},
 		{Match: "read_log", Compare: true},
 		{Match: "GET /healthz", Disabled: true},

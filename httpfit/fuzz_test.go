@@ -24,7 +24,7 @@ import (
 const maxProblem = 4096
 
 // ctxfitParams are the parameters the middleware reads (the defaults).
-var ctxfitParams = []string{"cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq"}
+var ctxfitParams = []string{"cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq", "format"}
 
 // parsing is the middleware in front of four responses of different
 // shapes, with a threshold low enough that all but one are shaped, and a

@@ -387,6 +387,7 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 		Fields:   q.fields,
 		Search:   q.search,
 		Query:    q.jq,
+		Format:   q.format,
 		Order:    q.order,
 		Filters:  q.filters,
 

@@ -18,7 +18,7 @@ import (
 type query struct {
 	cursor, fields     string
 	search             *ctxfit.Search
-	jq                 string
+	jq, format         string
 	limit              int
 	part               int64
 	startLine, endLine int
@@ -71,8 +71,8 @@ func parseQuery(raw string, p ctxfit.Params) (query, error) {
 		verbatim bool // a parameter of the handler's is not URL-encoded correctly
 	)
 	// The ctxfit parameters, by name, and where each one's value goes.
-	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine, p.Part, p.Search, p.SearchPath, p.SearchContext, p.Query}
-	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end, &part, &search, &spath, &scontext, &q.jq}
+	names := [...]string{p.Cursor, p.Limit, p.Fields, p.StartLine, p.EndLine, p.Part, p.Search, p.SearchPath, p.SearchContext, p.Query, p.Format}
+	values := [...]*string{&q.cursor, &limit, &q.fields, &start, &end, &part, &search, &spath, &scontext, &q.jq, &q.format}
 	escaped := strings.IndexByte(raw, '%') >= 0 || strings.IndexByte(raw, '+') >= 0
 	for rest := raw; rest != ""; {
 		var seg string

@@ -15,7 +15,7 @@ import (
 )
 
 var defaultParams = ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part",
-	Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq"}
+	Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq", Format: "format"}
 
 func TestParseQuery(t *testing.T) {
 	tests := []struct {
@@ -63,7 +63,7 @@ func FuzzParseQuery(f *testing.F) {
 		if err != nil {
 			var pe *paramError
 			require.ErrorAs(t, err, &pe)
-			assert.Contains(t, []string{"cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq"}, pe.param, "only ctxfit's own parameters are rejected")
+			assert.Contains(t, []string{"cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq", "format"}, pe.param, "only ctxfit's own parameters are rejected")
 			return
 		}
 		all, perr := url.ParseQuery(raw)
@@ -101,7 +101,7 @@ func FuzzParseQuery(f *testing.F) {
 				return // bytes that are not UTF-8 are kept (\udcXX); encoding/json reads them as U+FFFD
 			}
 			switch k {
-			case "cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq", "order", "sort":
+			case "cursor", "limit", "fields", "startLine", "endLine", "part", "search", "searchPath", "searchContext", "jq", "format", "order", "sort":
 				continue
 			}
 			if len(vs) == 1 {
