@@ -125,6 +125,13 @@ type Config struct {
 	// AudioTokensPerSecond is what a second of audio in an MCP result costs.
 	// Zero means Gemini's rule: 32. CTXFIT_AUDIO_TOKENS_PER_SECOND.
 	AudioTokensPerSecond int `json:"audioTokensPerSecond,omitempty" yaml:"audioTokensPerSecond,omitempty" validate:"gte=0"`
+	// MaxResultSizeChars is what the MCP adapters tell clients of a
+	// guarded tool's largest result, as _meta["anthropic/maxResultSizeChars"]
+	// in tools/list (Claude Code reads it), so that a client does not
+	// truncate or divert results ctxfit already fitted. Zero means 8
+	// characters a token of the hard cap; negative leaves it out.
+	// CTXFIT_MAX_RESULT_SIZE_CHARS.
+	MaxResultSizeChars int `json:"maxResultSizeChars,omitempty" yaml:"maxResultSizeChars,omitempty"`
 	// Params names the request parameters the guard reads.
 	Params Params `json:"params,omitempty" yaml:"params,omitempty"`
 	// Endpoints override the settings per HTTP route pattern or MCP tool

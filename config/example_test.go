@@ -130,6 +130,7 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_IMAGE_MAX_EDGE` | `imageMaxEdge` | integer | 1568 | Longest side, in pixels, an image is scaled down to before it is counted. |
 	// | `CTXFIT_IMAGE_MAX_TOKENS` | `imageMaxTokens` | integer | 1600 | Most tokens one image costs. |
 	// | `CTXFIT_AUDIO_TOKENS_PER_SECOND` | `audioTokensPerSecond` | integer | 32 | Tokens a second of audio in an MCP result costs. |
+	// | `CTXFIT_MAX_RESULT_SIZE_CHARS` | `maxResultSizeChars` | integer | 8 x the hard cap | Largest result of a guarded MCP tool, in characters, told to clients as _meta anthropic/maxResultSizeChars; negative leaves it out. |
 	// | `CTXFIT_CONFIG` | — | file path | none | JSON or YAML settings file read by Load and Watch; variables override it. |
 	// | `CTXFIT_REDIS_URL` | `redisURL` | URL | none (in-memory store) | Redis that keeps snapshots, shared by every instance: redis://host:port/db; empty means the in-memory store. |
 }

@@ -29,7 +29,8 @@ var example = ctxfit.Config{
 	AdmissionWait: ctxfit.Duration(2 * time.Second), StoreMaxBytes: 64 << 20, StoreMaxItems: 10000, EstimateSample: 0.01,
 	StoreTimeout:        ctxfit.Duration(500 * time.Millisecond),
 	ImagePixelsPerToken: 750, ImageMaxEdge: 1568, ImageMaxTokens: 1600, AudioTokensPerSecond: 32,
-	RedisURL: "redis://localhost:6379/0",
+	MaxResultSizeChars: 96000,
+	RedisURL:           "redis://localhost:6379/0",
 	Params: ctxfit.Params{Cursor: "cursor", Limit: "limit", Fields: "fields", StartLine: "startLine", EndLine: "endLine", Part: "part",
 		Search: "search", SearchPath: "searchPath", SearchContext: "searchContext", Query: "jq", Format: "format"},
 	Endpoints: []ctxfit.Endpoint{

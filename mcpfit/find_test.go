@@ -76,3 +76,18 @@ func mustString(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestGuardedToolsTellClientsTheirLargestResult(t *testing.T) {
+	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "read_log", HardCap: 6000}, {Match: "big_image", Disabled: true}}}
+	cs, _ := guarded(t, cfg, nil)
+	res, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	got := map[string]any{}
+	for _, tool := range res.Tools {
+		got[tool.Name] = tool.Meta[mcpcore.MetaMaxResultSizeChars]
+	}
+	assert.EqualValues(t, 8*ctxfit.DefaultHardCap, got["list_bookings"])
+	assert.EqualValues(t, 8*6000, got["read_log"], "the tool's own hard cap")
+	assert.Nil(t, got["big_image"], "a disabled tool is not fitted")
+	assert.Nil(t, got[mcpcore.DefaultNextTool])
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -457,9 +458,22 @@ func (a *adapter) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 func (a *adapter) listTools(res *mcp.ListToolsResult) *mcp.ListToolsResult {
 	out := *res
 	out.Tools = make([]*mcp.Tool, len(res.Tools))
+	cfg := a.g.Config()
 	for i, t := range res.Tools {
 		out.Tools[i] = t
-		if t == nil || t.OutputSchema == nil || !a.guarded(t.Name) {
+		if t == nil || !a.guarded(t.Name) {
+			continue
+		}
+		if n := mcpcore.MaxResultSizeChars(cfg, t.Name); n > 0 {
+			clone := *t
+			clone.Meta = maps.Clone(t.Meta)
+			if clone.Meta == nil {
+				clone.Meta = mcp.Meta{}
+			}
+			clone.Meta[mcpcore.MetaMaxResultSizeChars] = n
+			out.Tools[i], t = &clone, &clone
+		}
+		if t.OutputSchema == nil {
 			continue
 		}
 		original, err := json.Marshal(t.OutputSchema)

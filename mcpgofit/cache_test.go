@@ -89,3 +89,17 @@ func TestAToolThatIsNotReadOnlyRunsOnEveryCallAndNeverForAContinuation(t *testin
 		})
 	}
 }
+
+func TestGuardedToolsTellClientsTheirLargestResult(t *testing.T) {
+	cl, _, _ := cachedServer(t, ctxfit.ModeStore, mcp.WithReadOnlyHintAnnotation(true))
+	res, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	got := map[string]any{}
+	for _, tool := range res.Tools {
+		if tool.Meta != nil {
+			got[tool.Name] = tool.Meta.AdditionalFields[mcpcore.MetaMaxResultSizeChars]
+		}
+	}
+	assert.EqualValues(t, 8*ctxfit.DefaultHardCap, got["list_bookings"])
+	assert.Nil(t, got[mcpcore.DefaultNextTool])
+}

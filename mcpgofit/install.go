@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -480,8 +481,20 @@ func (a *adapter) rewriteRegistered() {
 func (a *adapter) filter(_ context.Context, tools []mcp.Tool) []mcp.Tool {
 	out := make([]mcp.Tool, len(tools))
 	copy(out, tools)
+	cfg := a.g.Config()
 	for i := range out {
 		t := &out[i]
+		if a.guarded(t.Name) {
+			if n := mcpcore.MaxResultSizeChars(cfg, t.Name); n > 0 {
+				meta := &mcp.Meta{AdditionalFields: map[string]any{}}
+				if t.Meta != nil {
+					meta.ProgressToken = t.Meta.ProgressToken
+					maps.Copy(meta.AdditionalFields, t.Meta.AdditionalFields)
+				}
+				meta.AdditionalFields[mcpcore.MetaMaxResultSizeChars] = n
+				t.Meta = meta
+			}
+		}
 		schema, ok := outputSchemaOf(*t)
 		if !ok {
 			continue

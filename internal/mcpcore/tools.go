@@ -108,6 +108,33 @@ func (n Names) DetailsInput(args json.RawMessage) (DetailsInput, *Error) {
 	return in, nil
 }
 
+// MetaMaxResultSizeChars is the tools/list _meta key that tells Claude
+// Code how large a tool's results may be before it truncates or diverts
+// them.
+const MetaMaxResultSizeChars = "anthropic/maxResultSizeChars"
+
+// MaxResultSizeChars is what a guarded tool tells clients of its largest
+// result (cfg.MaxResultSizeChars, or 8 characters a token of the tool's
+// hard cap), 0 when it is to be left out.
+func MaxResultSizeChars(cfg ctxfit.Config, tool string) int {
+	switch {
+	case cfg.MaxResultSizeChars < 0:
+		return 0
+	case cfg.MaxResultSizeChars > 0:
+		return cfg.MaxResultSizeChars
+	}
+	hardCap := cfg.HardCap
+	for _, ep := range cfg.Endpoints {
+		if ep.Match == tool {
+			if ep.HardCap != 0 {
+				hardCap = ep.HardCap
+			}
+			break
+		}
+	}
+	return 8 * hardCap
+}
+
 // DecodeArguments decodes tool arguments into v strictly: unknown fields
 // are an error. Absent, blank or null arguments decode as {}.
 func DecodeArguments(args json.RawMessage, v any) error {
