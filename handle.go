@@ -213,6 +213,10 @@ func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, r
 	if err == nil && !res.Shaped {
 		res.ContentType = resp.ContentType
 	}
+	if err == nil && res.Shaped && req.Original && !req.explicit() {
+		// Best effort: without it the cursors still lead to everything.
+		res.Original, _ = s.cursorFor(ref{kind: contResource, end: int64(len(resp.Body)), mime: cmp.Or(resp.ContentType, "text/plain")})
+	}
 	if err != nil || !rl.compare || !res.Shaped {
 		return res, err
 	}

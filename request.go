@@ -79,6 +79,10 @@ type Request struct {
 	// its snapshot is kept in the store, as in store mode; when the store
 	// has no room, what fits is sent without a continuation, and says so.
 	Unrepeatable bool
+	// Original asks, for a response that is shaped, for Result.Original:
+	// a token that reads the whole original back with [Guard.ReadResource]
+	// (MCP adapters link it as a resource). Continuations ignore it.
+	Original bool
 
 	// resumed is set by Guard.Resume: the cursor is bound to the subject
 	// alone, as an MCP continuation tool receives it.
@@ -146,6 +150,13 @@ type Result struct {
 	// placeholders' "ctxfit:part"), "" when it holds none: Next when there
 	// is one, else a cursor of its own, also inside Body as partCursor.
 	PartCursor string
+	// Original is, when the request set Original and the response was
+	// shaped, a token for [Guard.ReadResource] that reads back the whole
+	// original, bound to the request's subject like a cursor and valid as
+	// long as one; "" otherwise (or when the original could not be kept
+	// for it, such as a response that must not run again and has no room
+	// in the store).
+	Original string
 	// Summary is a one-line description of what Body holds and how to get
 	// more, for the text an MCP client shows the model, e.g. "Showing items
 	// 1-37 of 500 (3,912 tokens; budget 4,000). ...". "" for a pass-through.

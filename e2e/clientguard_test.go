@@ -93,6 +93,9 @@ func sameBytes(t *testing.T, want, got, what string) {
 // firstOf returns the first content block of res of type T, nil if none.
 func firstOf[T mcp.Content](res *mcp.CallToolResult) T {
 	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok && l.Meta[mcpcore.MetaOriginal] == true {
+			continue // the link to the original
+		}
 		if b, ok := c.(T); ok {
 			return b
 		}

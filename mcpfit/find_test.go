@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
 func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
@@ -90,4 +92,61 @@ func TestGuardedToolsTellClientsTheirLargestResult(t *testing.T) {
 	assert.EqualValues(t, 8*6000, got["read_log"], "the tool's own hard cap")
 	assert.Nil(t, got["big_image"], "a disabled tool is not fitted")
 	assert.Nil(t, got[mcpcore.DefaultNextTool])
+}
+
+func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
+	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(mode, func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+			addTools(s)
+			require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{Mode: mode}), nil))
+			cs := connect(t, s)
+
+			testLog, err := exampletools.ReadLog("")
+			require.NoError(t, err)
+			res := mcptest.Call(t, cs, "read_log", nil)
+			require.NotEmpty(t, mcptest.NextCursor(res), "the log is chunked")
+			assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "the link counts against the hard cap")
+			link := mcptest.Original(res)
+			require.NotNil(t, link, "a shaped result links its original")
+			assert.Equal(t, "text/plain", link.MIMEType)
+			require.NotNil(t, link.Size)
+			assert.EqualValues(t, len(testLog), *link.Size)
+
+			read := func(cs *mcp.ClientSession, uri string) (string, error) {
+				r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+				if err != nil {
+					return "", err
+				}
+				require.Len(t, r.Contents, 1)
+				return r.Contents[0].Text, nil
+			}
+			whole, err := read(cs, link.URI)
+			require.NoError(t, err)
+			assert.Equal(t, testLog, whole, "resources/read gives the whole original, byte for byte")
+
+			lines := strings.SplitAfter(testLog, "\n")
+			got, err := read(cs, link.URI+"?lines=3-5")
+			require.NoError(t, err)
+			assert.Equal(t, strings.Join(lines[2:5], ""), got, "a line range, 1-based and inclusive")
+			got, err = read(cs, link.URI+"?bytes=10-19")
+			require.NoError(t, err)
+			assert.Equal(t, testLog[10:20], got, "a byte range, 0-based and inclusive")
+			got, err = read(cs, link.URI+"?lines=1499-")
+			require.NoError(t, err)
+			assert.Equal(t, strings.Join(lines[1498:], ""), got, "to the end")
+
+			_, err = read(cs, link.URI+"?lines=9999999-")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "past the end")
+			_, err = read(cs, link.URI+"?lines=5-3")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "B must be a number at least A")
+			_, err = read(cs, link.URI[:len(link.URI)-2]+"xy")
+			assert.Error(t, err, "a tampered link reads nothing")
+
+			small := mcptest.Call(t, cs, "get_booking", map[string]any{"id": "BK10001"})
+			assert.Nil(t, mcptest.Original(small), "a result that passes through links nothing")
+		})
+	}
 }

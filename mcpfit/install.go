@@ -441,7 +441,11 @@ func (a *adapter) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	wire, err := a.shaper.ReadResource(ctx, subject, req.Params.URI, a.rerun(parent, subject))
 	if err != nil {
 		e := mcpcore.ErrorOf(err)
-		if e.Data.Status == 400 {
+		switch {
+		case errors.Is(err, ctxfit.ErrBadRequest):
+			// A range it cannot give: say why.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Text()}
+		case e.Data.Status == 400:
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
 		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}

@@ -121,8 +121,10 @@ func TestTextBesideAnImageIsChunkedInItsPlace(t *testing.T) {
 			kinds[i] = "text"
 		case *mcp.ImageContent:
 			kinds[i] = "image"
+		case *mcp.ResourceLink:
+			kinds[i] = "link"
 		}
 	}
-	assert.Equal(t, []string{"text", "text", "image", "text"}, kinds, "the chunk, its guidance line, then the other blocks in order")
-	assert.Equal(t, "a short closing note", res.Content[3].(*mcp.TextContent).Text)
+	assert.Equal(t, []string{"text", "text", "link", "image", "text"}, kinds, "the chunk, its guidance line, the link to its original, then the other blocks in order")
+	assert.Equal(t, "a short closing note", res.Content[4].(*mcp.TextContent).Text)
 }

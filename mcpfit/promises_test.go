@@ -28,6 +28,8 @@ import (
 // character.
 func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 30))
+	links := 0
+	t.Cleanup(func() { assert.Positive(t, links, "some shaped results link their original") })
 	for i := range 2 * len(shapes.Shapes) {
 		resp := shapes.Generate(r, i, []int{8000, 100000}[i/len(shapes.Shapes)])
 		cfg := ctxfit.Config{Threshold: 500 + r.IntN(3000), ChunkTokens: 200 + r.IntN(2000),
@@ -65,6 +67,21 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 			if first.Meta["ctxfit/strategy"] == nil {
 				assert.Equal(t, want, bodyOf(t, first), "a pass-through is the result itself")
 				return
+			}
+			if link := mcptest.Original(first); link != nil {
+				read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: link.URI})
+				require.NoError(t, err)
+				require.Len(t, read.Contents, 1)
+				got := read.Contents[0].Text
+				if read.Contents[0].Blob != nil {
+					got = string(read.Contents[0].Blob) // not UTF-8: its bytes
+				}
+				if structured {
+					assert.JSONEq(t, want, got, "the link reads the original back")
+				} else {
+					assert.Equal(t, want, got, "the link reads the original back, character for character")
+				}
+				links++
 			}
 			if first.Meta["ctxfit/strategy"] == "summary" {
 				first = mcptest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": mcptest.DetailsCursor(first), "fields": "all"})

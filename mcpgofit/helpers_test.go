@@ -171,6 +171,9 @@ func texts(t *testing.T, res *mcp.CallToolResult) []string {
 	t.Helper()
 	var out []string
 	for _, c := range res.Content {
+		if l, ok := c.(mcp.ResourceLink); ok && l.Meta != nil && l.Meta.AdditionalFields[mcpcore.MetaOriginal] == true {
+			continue // the link to the original
+		}
 		tc, ok := c.(mcp.TextContent)
 		require.True(t, ok, "content %T is not text", c)
 		out = append(out, tc.Text)
@@ -203,10 +206,28 @@ var exact = func() budget.Counter {
 	return c
 }()
 
-// tokensOf counts what the model reads of a result: its text blocks.
+// tokensOf counts what the model reads of a result: its text blocks and
+// its link to the original.
 func tokensOf(t *testing.T, res *mcp.CallToolResult) int {
 	t.Helper()
-	return exact.Count(strings.Join(texts(t, res), "\n"))
+	n := exact.Count(strings.Join(texts(t, res), "\n"))
+	if link := original(res); link != nil {
+		b, err := json.Marshal(link)
+		require.NoError(t, err)
+		n += exact.Count(string(b))
+	}
+	return n
+}
+
+// original returns the resource_link to the held-back original of a shaped
+// result, nil when it has none.
+func original(res *mcp.CallToolResult) *mcp.ResourceLink {
+	for _, c := range res.Content {
+		if l, ok := c.(mcp.ResourceLink); ok && l.Meta != nil && l.Meta.AdditionalFields[mcpcore.MetaOriginal] == true {
+			return &l
+		}
+	}
+	return nil
 }
 
 // follow calls tool and then ctxfit_next with every cursor until the end,

@@ -52,3 +52,38 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 		})
 	}
 }
+
+func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
+	text := strings.Repeat("a line of the report\n", 3000)
+	s := server.NewMCPServer("text", "1", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("report", mcp.WithReadOnlyHintAnnotation(true)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(text), nil
+	})
+	require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{}), nil))
+	c := connect(t, s)
+	res := call(t, c, "report", nil)
+	assert.LessOrEqual(t, tokensOf(t, res), ctxfit.DefaultHardCap, "the link counts against the hard cap")
+	link := original(res)
+	require.NotNil(t, link, "a shaped result links its original")
+	assert.Equal(t, "text/plain", link.MIMEType)
+
+	read := func(uri string) (string, error) {
+		r, err := c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
+		if err != nil {
+			return "", err
+		}
+		require.Len(t, r.Contents, 1)
+		got, ok := r.Contents[0].(mcp.TextResourceContents)
+		require.True(t, ok, "%T", r.Contents[0])
+		return got.Text, nil
+	}
+	got, err := read(link.URI)
+	require.NoError(t, err)
+	assert.Equal(t, text, got, "the whole original, byte for byte")
+	got, err = read(link.URI + "?lines=2-3")
+	require.NoError(t, err)
+	assert.Equal(t, "a line of the report\na line of the report\n", got)
+	_, err = read(link.URI + "?lines=0-3")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "A at least 1")
+}

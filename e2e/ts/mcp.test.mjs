@@ -47,8 +47,10 @@ async function connect(command, args) {
   return { client, tools, stderr: () => stderr };
 }
 
+// texts returns a result's text blocks, which must be all it holds but
+// for the resource_link to the original that a shaped result carries.
 function texts(res) {
-  return res.content.map((c) => {
+  return res.content.filter((c) => !(c.type === 'resource_link' && c._meta?.['ctxfit/original'])).map((c) => {
     assert.equal(c.type, 'text');
     return c.text;
   });

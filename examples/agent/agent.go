@@ -390,6 +390,9 @@ func textOf(res *mcp.CallToolResult) string {
 				parts = append(parts, fmt.Sprintf("[a binary resource %s (%s, %d bytes)]", c.Resource.URI, c.Resource.MIMEType, len(c.Resource.Blob)))
 			}
 		case *mcp.ResourceLink:
+			if c.Meta["ctxfit/original"] == true {
+				continue // the model reads on with the cursors; it cannot read resources
+			}
 			parts = append(parts, fmt.Sprintf("[resource %s (%s): %s]", c.URI, c.MIMEType, c.Description))
 		case *mcp.ImageContent:
 			parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes)]", c.MIMEType, len(c.Data)))

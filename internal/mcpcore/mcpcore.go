@@ -140,6 +140,10 @@ type Call struct {
 	// result (see [Repeatable]): its continuations come from the store
 	// even in replay mode.
 	Unrepeatable bool
+
+	// read: the result is a resources/read's, whose original the client
+	// can read again itself (no link to it).
+	read bool
 }
 
 // Repeatable reports whether a tool with these annotation hints may run

@@ -78,6 +78,7 @@ func (s *Shaper) ShapeRead(ctx context.Context, call Call, raw json.RawMessage) 
 	if err != nil {
 		return Shaped{Result: raw}, nil // not ours to judge
 	}
+	call.read = true
 	shaped, err := s.ShapeResult(ctx, call, tool)
 	if err != nil || !shaped.Shaped {
 		return Shaped{Result: raw, Results: shaped.Results}, err

@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -57,7 +58,7 @@ type Shaper struct {
 const (
 	ResourceScheme   = "ctxfit"
 	ResourcePrefix   = "ctxfit://r/"
-	ResourceTemplate = "ctxfit://r/{token}"
+	ResourceTemplate = "ctxfit://r/{token}{?lines,bytes}"
 )
 
 // Rerun runs a tool again (replay mode, drill-downs) and returns its
@@ -462,7 +463,7 @@ func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage
 			}
 			results = append(results, res)
 			newContent = append(newContent, bl.setText(string(res.Body)))
-			newContent = append(newContent, s.guidance(res, true)...)
+			newContent = append(newContent, s.around(call, i+1, res, "text/plain", len(bl.text))...)
 		}
 	}
 	if len(results) > 0 {
@@ -495,7 +496,7 @@ func (s *Shaper) shapeWhole(ctx context.Context, call Call, blocks []block, body
 		}
 		return nil, out, nil
 	}
-	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.guidance(res, true)...)
+	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.around(call, 0, res, cmp.Or(contentType, "text/plain"), len(body))...)
 	placed := false
 	for _, bl := range blocks {
 		switch {
@@ -539,7 +540,7 @@ func (s *Shaper) tooMuchMedia() error { return errNoRoom }
 // handle shapes one body of a result with the Guard.
 func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budget, body []byte, contentType string) (ctxfit.Result, error) {
 	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments, Unrepeatable: call.Unrepeatable,
-		RequestID: call.RequestID, Block: blk, Budget: bud}
+		RequestID: call.RequestID, Block: blk, Budget: bud, Original: !call.read}
 	res, err := s.Guard.Handle(ctx, req, func(context.Context) (ctxfit.Response, error) {
 		return ctxfit.Response{Body: body, ContentType: contentType, CacheHit: call.CacheHit}, nil
 	})
@@ -556,12 +557,20 @@ func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budg
 // guidance is the text block that says what a shaped body holds and how to
 // get more, or nothing.
 func (s *Shaper) guidance(res ctxfit.Result, first bool) []json.RawMessage {
+	if line := s.guidanceLine(res, first); line != "" {
+		return []json.RawMessage{textBlock(line)}
+	}
+	return nil
+}
+
+// guidanceLine is the text of [Shaper.guidance], "" for none.
+func (s *Shaper) guidanceLine(res ctxfit.Result, first bool) string {
 	if !res.Shaped {
-		return nil
+		return ""
 	}
 	line := Guidance(res, s.Names)
 	if line == "" {
-		return nil
+		return ""
 	}
 	if first && res.Record.HardCap > 0 {
 		// A block of a first result was shaped within its share of the
@@ -572,13 +581,62 @@ func (s *Shaper) guidance(res ctxfit.Result, first bool) []json.RawMessage {
 		// A first page of many: finding beats reading on.
 		with := line + findHint(res, s.Names)
 		if s.fit.Fits(res, s.Guard.Config().Encoding, with) {
-			return []json.RawMessage{textBlock(with)}
+			return with
 		}
 	}
 	if !s.fit.Fits(res, s.Guard.Config().Encoding, line) {
-		return nil
+		return ""
 	}
-	return []json.RawMessage{textBlock(line)}
+	return line
+}
+
+// around returns the blocks that follow a shaped body of a first result
+// (block blk of the tool's result, of type mime and size bytes long): its guidance line,
+// then the resource_link to its original when the hard cap has room for
+// it beside them.
+func (s *Shaper) around(call Call, blk int, res ctxfit.Result, mime string, size int) []json.RawMessage {
+	line := s.guidanceLine(res, true)
+	var out []json.RawMessage
+	if line != "" {
+		out = append(out, textBlock(line))
+	}
+	if res.Original == "" || res.Record.HardCap <= 0 {
+		return out
+	}
+	link := OriginalLink(call.Tool, blk, res.Original, mime, size)
+	c := s.exact()
+	used := res.Record.TokensAfter + c.Count(string(link)) + linkSlack
+	if line != "" {
+		used += c.Count(line) + 1
+	}
+	if used > res.Record.HardCap+guidanceReserve {
+		return out // the cursors still lead to everything
+	}
+	return append(out, link)
+}
+
+// MetaOriginal marks (true) the resource_link of a shaped result that
+// leads to its whole original, as opposed to one that holds back a blob.
+const MetaOriginal = "ctxfit/original"
+
+// linkSlack covers what an SDK's encoding of a resource_link (its member
+// order, its escaping) may cost beyond ours.
+const linkSlack = 8
+
+// OriginalLink is the resource_link to the whole original of block blk of
+// a tool's result (0: its structured content or its text), kept under
+// token; size is its length in bytes.
+func OriginalLink(tool string, blk int, token, mime string, size int) json.RawMessage {
+	name := tool + " result"
+	if blk > 0 {
+		name = fmt.Sprintf("%s result, block %d", tool, blk)
+	}
+	link, _ := marshal(map[string]any{
+		"type": "resource_link", "uri": ResourcePrefix + token, "name": name, "mimeType": mime, "size": size,
+		"description": "The whole original: resources/read, or a range with ?lines=A-B or ?bytes=A-B.",
+		"_meta":       map[string]any{MetaOriginal: true},
+	})
+	return link
 }
 
 // findHint is the sentence that tells the model it can search (or, for
@@ -836,6 +894,11 @@ func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Re
 	if !ok {
 		return nil, fmt.Errorf("mcpcore: %q is not a resource of ctxfit", uri)
 	}
+	token, query, _ := strings.Cut(token, "?")
+	rng, err := parseRange(query)
+	if err != nil {
+		return nil, err
+	}
 	fetch := func(ctx context.Context) (ctxfit.Response, error) {
 		req, err := s.Guard.ResumeContext(ctx, token, subject)
 		if err != nil {
@@ -858,8 +921,11 @@ func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Re
 	if err != nil {
 		return nil, err
 	}
+	if data, err = rng.of(data); err != nil {
+		return nil, err
+	}
 	content := map[string]any{"uri": uri, "mimeType": mime}
-	if strings.HasPrefix(mime, "text/") && utf8.Valid(data) {
+	if isText(mime) && utf8.Valid(data) {
 		content["text"] = string(data)
 	} else {
 		content["blob"] = base64.StdEncoding.EncodeToString(data)

@@ -104,10 +104,18 @@ func TestEachLargeTextBlockIsShapedWithItsShareOfTheBudget(t *testing.T) {
 	assert.Equal(t, "header", c[0]["text"], "the small block stays")
 	exact, _ := budget.Exact("")
 	total := 0
+	links := 0
 	for _, b := range c {
+		if b["type"] == "resource_link" {
+			links++
+			j, _ := json.Marshal(b)
+			total += exact.Count(string(j))
+			continue
+		}
 		total += exact.Count(b["text"].(string))
 	}
 	assert.LessOrEqual(t, total, 12000, "the blocks together stay within the hard cap")
+	assert.Equal(t, 2, links, "a link to the original of each large block")
 	var meta struct {
 		Meta map[string]any `json:"_meta"`
 	}
@@ -118,16 +126,19 @@ func TestEachLargeTextBlockIsShapedWithItsShareOfTheBudget(t *testing.T) {
 }
 
 func TestTooManyLargeTextBlocksAreJoinedAndShapedAsOne(t *testing.T) {
-	s := newShaper(t, ctxfit.Config{Threshold: 1000, HardCap: 1500})
+	s := newShaper(t, ctxfit.Config{Threshold: 1000, HardCap: 2000})
 	var blocks []map[string]any
-	for range 6 {
+	for range 12 {
 		blocks = append(blocks, map[string]any{"type": "text", "text": strings.Repeat("word ", 3000)})
 	}
 	raw, _ := json.Marshal(map[string]any{"content": blocks})
 	got, err := s.ShapeResult(context.Background(), mcpcore.Call{Tool: "t"}, raw)
 	require.NoError(t, err)
 	require.Len(t, got.Results, 1)
-	assert.Len(t, content(t, got.Result), 2, "one shaped text and its guidance line")
+	c := content(t, got.Result)
+	require.Len(t, c, 3, "one shaped text, its guidance line and the link to the original")
+	assert.Equal(t, "resource_link", c[2]["type"])
+	assert.EqualValues(t, 12*len(strings.Repeat("word ", 3000))+11, c[2]["size"], "the original: the texts joined by newlines")
 }
 
 func TestBlockBodyReadsTheBodyAContinuationReplays(t *testing.T) {

@@ -38,10 +38,28 @@ var exact = func() budget.Counter {
 func Count(text string) int { return exact.Count(text) }
 
 // Tokens counts what the model reads of a result: its text blocks joined by
-// newlines, by exact count ([Count]).
+// newlines, and the JSON of its link to the original (see [Original]), by
+// exact count ([Count]).
 func Tokens(t testing.TB, res *mcp.CallToolResult) int {
 	t.Helper()
-	return Count(strings.Join(Texts(t, res), "\n"))
+	n := Count(strings.Join(Texts(t, res), "\n"))
+	if link := Original(res); link != nil {
+		b, err := json.Marshal(link)
+		require.NoError(t, err)
+		n += Count(string(b))
+	}
+	return n
+}
+
+// Original returns the resource_link to the held-back original that a
+// shaped result carries (a ctxfit:// URI), nil when it has none.
+func Original(res *mcp.CallToolResult) *mcp.ResourceLink {
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok && strings.HasPrefix(l.URI, mcpcore.ResourcePrefix) && l.Meta[mcpcore.MetaOriginal] == true {
+			return l
+		}
+	}
+	return nil
 }
 
 // TokensWithMedia counts what a model reads of a result with media: its
@@ -82,11 +100,14 @@ func Call(t testing.TB, cs *mcp.ClientSession, tool string, args any) *mcp.CallT
 }
 
 // Texts returns the text blocks of a result and requires that all its
-// content is text.
+// content is text, but for its link to the original ([Original]).
 func Texts(t testing.TB, res *mcp.CallToolResult) []string {
 	t.Helper()
 	var out []string
 	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok && l == Original(res) {
+			continue
+		}
 		tc, ok := c.(*mcp.TextContent)
 		require.True(t, ok, "content %T is not text", c)
 		out = append(out, tc.Text)
