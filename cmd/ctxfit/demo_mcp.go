@@ -27,6 +27,8 @@ func demoMCP(w io.Writer, counter budget.Counter) error {
 			b, err := json.Marshal(exampletools.ListBookings(""))
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, err
 		})
+	log := demoLog()
+	addFindTools(server, log)
 	g, err := ctxfit.New(&ctxfit.Options{Counter: counter, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
@@ -81,7 +83,7 @@ func demoMCP(w io.Writer, counter budget.Counter) error {
 	}
 	body, line = text(res)
 	fmt.Fprintf(w, "  call ctxfit_next:   %d tokens; the model reads:\n    %s\n", counter.Count(body), shorten(line))
-	return nil
+	return demoFind(ctx, w, counter, cs, log)
 }
 
 var cursorArg = regexp.MustCompile(`("cursor":")([^"]{24})[^"]+"`)

@@ -132,3 +132,21 @@ func TestDemoWalksTheHTTPExampleAndAnMCPToolResult(t *testing.T) {
 	assert.Regexp(t, `Showing items 1-\d+ of 500 .* For the next page call ctxfit_next with \{"cursor":"`, out)
 	assert.Regexp(t, `Showing items \d+-\d+ of 500`, out)
 }
+
+func TestDemoFindsInTwoCallsWhatPagingNeedsDozensFor(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "demo")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "== Find, don't page")
+	for _, question := range []string{`last line about a locked booking \(10000-line log\)`, `how many of the 500 bookings are confirmed`} {
+		m := regexp.MustCompile(question + `\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+.*\((true|false)\)`).FindStringSubmatch(out)
+		require.Len(t, m, 6, "%s in:\n%s", question, out)
+		pagedCalls, _ := strconv.Atoi(m[1])
+		pagedTokens, _ := strconv.Atoi(m[2])
+		findCalls, _ := strconv.Atoi(m[3])
+		findTokens, _ := strconv.Atoi(m[4])
+		assert.Equal(t, 2, findCalls, question)
+		assert.Greater(t, pagedCalls, 10, question)
+		assert.Less(t, findTokens, pagedTokens/5, question)
+		assert.Equal(t, "true", m[5], "%s: the answer is right", question)
+	}
+}
