@@ -119,6 +119,42 @@ describe('server-filesystem behind ctxfit proxy', () => {
     assert.equal(img.data, r.want.content[0].data, 'byte for byte');
   });
 
+  test('find, don\'t page: one line of the log found by pattern, with its number, in one call', async () => {
+    const log = readFileSync(path.join(fixtures, 'app.log'), 'utf8');
+    const lines = log.split('\n');
+    const counts = new Map();
+    for (const m of log.matchAll(/request_id=(req-\d+)/g)) counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
+    const late = [...counts].filter(([, n]) => n === 1).map(([id]) => id)
+      .map((id) => ({ id, line: lines.findIndex((l) => l.includes(`request_id=${id} `)) + 1 }))
+      .filter((x) => x.line > lines.length * 0.9);
+    assert.ok(late.length > 0, 'a request ID that occurs once, near the end');
+    const { id, line } = late[0];
+
+    const first = await p.callTool({ name: 'read_text_file', arguments: { path: path.join(fixtures, 'app.log') } });
+    const cursor = first._meta?.['ctxfit/nextCursor'];
+    assert.ok(cursor, 'the log is chunked');
+    const found = await p.callTool({ name: 'ctxfit_search', arguments: { cursor, pattern: `request_id=${id} `, literal: true } });
+    assert.ok(!found.isError, texts(found).join(' '));
+    record('filesystem ctxfit_search', 'search', found);
+    const page = JSON.parse(texts(found)[0]);
+    assert.equal(page.meta.totalMatches, 1);
+    assert.equal(page.matches[0].line, line, 'the line number in the file');
+    assert.equal(page.matches[0].text, lines[line - 1], 'the line itself');
+  });
+
+  test('the original, as a resource: resources/read of the result\'s link is the upstream\'s result', async () => {
+    const args = { path: path.join(fixtures, 'app.log') };
+    const want = await d.callTool({ name: 'read_text_file', arguments: args });
+    const got = await p.callTool({ name: 'read_text_file', arguments: args });
+    const link = got.content.find((c) => c.type === 'resource_link' && c._meta?.['ctxfit/original']);
+    assert.ok(link, `a link to the original: ${JSON.stringify(got.content.map((c) => c.type))}`);
+    assert.equal(link.size, Buffer.byteLength(JSON.stringify(want.structuredContent)));
+    const read = await p.readResource({ uri: link.uri });
+    assert.equal(read.contents[0].text, JSON.stringify(want.structuredContent), 'the structured content, byte for byte');
+    const part = await p.readResource({ uri: `${link.uri}?bytes=0-99` });
+    assert.equal(part.contents[0].text, JSON.stringify(want.structuredContent).slice(0, 100), 'a byte range');
+  });
+
   test('a binary file: held back behind a link that reads it back', async () => {
     const r = await check('filesystem read_media_file bin', d, p, 'read_media_file', { path: path.join(fixtures, 'data.bin') });
     const link = r.got.content.find((c) => c.type === 'resource_link' && !c._meta?.['ctxfit/original']);
@@ -152,6 +188,19 @@ describe('server-memory behind ctxfit proxy', () => {
     const r = await check('memory read_graph', d, p, 'read_graph', {});
     assert.equal(r.strategy, 'pagination');
     assert.equal(r.rebuilt, JSON.stringify(r.want.structuredContent));
+  });
+
+  test('find, don\'t page: a jq question over the graph answered in one call', async () => {
+    const want = await d.callTool({ name: 'read_graph', arguments: {} });
+    const places = want.structuredContent.entities.filter((e) => e.entityType === 'place').length;
+    const first = await p.callTool({ name: 'read_graph', arguments: {} });
+    const cursor = first._meta?.['ctxfit/nextCursor'];
+    assert.ok(cursor, 'the graph is paged');
+    const res = await p.callTool({ name: 'ctxfit_query',
+      arguments: { cursor, expression: '[.entities[] | select(.entityType == "place")] | length' } });
+    assert.ok(!res.isError, texts(res).join(' '));
+    record('memory ctxfit_query', 'query', res);
+    assert.deepEqual(JSON.parse(texts(res)[0]), [places], 'the answer, from the whole graph');
   });
 });
 

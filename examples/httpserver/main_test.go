@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -426,4 +427,46 @@ func TestAChangedConfigFileAppliesToNewRequests(t *testing.T) {
 	assert.Less(t, pageSize(), before/2, "an invalid change keeps the previous settings")
 	cancel()
 	require.NoError(t, <-done)
+}
+
+func TestSearchAndQueryAnswerInOneRequest(t *testing.T) {
+	ts := start(t)
+	log := string(raw(t, "/api/v1/logs/app"))
+	lines := strings.Split(log, "\n")
+	want := 0
+	for _, l := range lines {
+		if strings.Contains(l, "lock wait timeout exceeded") {
+			want++
+		}
+	}
+	require.Positive(t, want)
+	resp, body := get(t, ts, "/api/v1/logs/app?search="+url.QueryEscape("lock wait timeout exceeded")+"&searchContext=0")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	var found struct {
+		Matches []struct {
+			Line int    `json:"line"`
+			Text string `json:"text"`
+		} `json:"matches"`
+		Meta struct {
+			TotalMatches int `json:"totalMatches"`
+		} `json:"meta"`
+	}
+	require.NoError(t, json.Unmarshal(body, &found))
+	assert.Equal(t, want, found.Meta.TotalMatches, "every match counted")
+	require.NotEmpty(t, found.Matches)
+	for _, m := range found.Matches {
+		assert.Equal(t, lines[m.Line-1], m.Text, "each match with its line number")
+	}
+
+	var bookings []exampleapi.Booking
+	require.NoError(t, json.Unmarshal(raw(t, "/api/v1/bookings"), &bookings))
+	cancelled := 0
+	for _, b := range bookings {
+		if b.Status == "cancelled" {
+			cancelled++
+		}
+	}
+	resp, body = get(t, ts, "/api/v1/bookings?jq="+url.QueryEscape(`[.[] | select(.status == "cancelled")] | length`))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.JSONEq(t, fmt.Sprintf("[%d]", cancelled), string(body), "the query's answer, over the whole list")
 }
