@@ -13,8 +13,8 @@
 // server side: a text block with the shaped JSON body (a page of a list, a
 // summary of an object, a chunk of a text, each within the hard cap), a
 // text block with one line that says what the body holds and how to get
-// more, _meta with ctxfit/nextCursor, ctxfit/strategy, ctxfit/tokens,
-// ctxfit/originalTokens and ctxfit/hardCap; blobs, and media over the hard
+// more, _meta with dev.ctxfit/nextCursor, dev.ctxfit/strategy, dev.ctxfit/tokens,
+// dev.ctxfit/originalTokens and dev.ctxfit/hardCap; blobs, and media over the hard
 // cap, become resource_links to ctxfit://r/... . A resources/read result
 // is shaped the same way and keeps the form of a ReadResourceResult (see
 // [Guard.Middleware]). Errors, input requests and calls of tools the

@@ -57,13 +57,13 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Meta["ctxfit/strategy"], "within", res.Meta["ctxfit/hardCap"], "tokens")
+	fmt.Println(res.Meta["dev.ctxfit/strategy"], "within", res.Meta["dev.ctxfit/hardCap"], "tokens")
 	guidance := res.Content[1].(*mcp.TextContent).Text
 	fmt.Println(guidance[:strings.Index(guidance, ";")]) // then the tokens, and how to go on
 
 	// The model calls ctxfit_next (one of cg.Tools()); the guard answers it
 	// and the server never sees it.
-	args, _ := json.Marshal(map[string]any{"cursor": res.Meta["ctxfit/nextCursor"]})
+	args, _ := json.Marshal(map[string]any{"cursor": res.Meta["dev.ctxfit/nextCursor"]})
 	next, err := cg.CallTool(ctx, "ctxfit_next", args)
 	if err != nil {
 		log.Fatal(err)

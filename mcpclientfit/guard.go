@@ -82,9 +82,9 @@ const (
 //     tool result whose blocks are its contents (endpoint
 //     "resources/read"): a shaped text keeps its uri and mimeType with the
 //     shaped body as its text, the guidance line follows as a text content
-//     of the same uri (_meta "ctxfit/guidance": true), a blob held back is
+//     of the same uri (_meta "dev.ctxfit/guidance": true), a blob held back is
 //     a text content at its ctxfit://r/... uri saying what it was (_meta
-//     "ctxfit/heldBack": the blob's uri);
+//     "dev.ctxfit/heldBack": the blob's uri);
 //   - every other request passes through.
 //
 // When a result needs shaping and the Guard cannot shape it (the snapshot

@@ -170,7 +170,7 @@ func TestLargeResultsAreShapedWithinTheHardCapAndRebuildExactly(t *testing.T) {
 			require.Greater(t, mcptest.Count(want), 3000, "the raw result is over the hard cap")
 			first := mcptest.Call(t, cs, tool.name, tool.args)
 			require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
-			assert.Equal(t, tool.strategy, first.Meta["ctxfit/strategy"])
+			assert.Equal(t, tool.strategy, first.Meta["dev.ctxfit/strategy"])
 			assert.LessOrEqual(t, mcptest.Tokens(t, first), 3000)
 			assert.Contains(t, mcptest.Texts(t, first)[1], "call ctxfit_next with", "the guidance line")
 			assert.Equal(t, want, mcptest.Rebuild(t, cs, first, 3000))
@@ -195,7 +195,7 @@ func TestASummaryDrillsDownThroughTheSessionThatRanTheTool(t *testing.T) {
 	s, cg, cs, raw := setup(t, ctxfit.Config{Threshold: 300, HardCap: 2000})
 	args := map[string]any{"id": "BK1"}
 	first := mcptest.Call(t, cs, "get_booking", args)
-	require.Equal(t, "summary", first.Meta["ctxfit/strategy"], "%v", mcptest.Texts(t, first))
+	require.Equal(t, "summary", first.Meta["dev.ctxfit/strategy"], "%v", mcptest.Texts(t, first))
 	guidance := mcptest.Texts(t, first)[1]
 	details := mcptest.DetailsCursor(first)
 	require.NotEmpty(t, details)
@@ -236,7 +236,7 @@ func TestCursorsAreBoundToTheSubjectOfTheContext(t *testing.T) {
 	alice := store.WithSubject(context.Background(), "alice")
 	first, err := cs.CallTool(alice, &mcp.CallToolParams{Name: "read_log", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	next, _ := first.Meta["ctxfit/nextCursor"].(string)
+	next, _ := first.Meta["dev.ctxfit/nextCursor"].(string)
 	require.NotEmpty(t, next)
 	args, _ := json.Marshal(map[string]string{"cursor": next})
 
@@ -272,7 +272,7 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got.Contents, 2, "the shaped text and the guidance line")
 		assert.Equal(t, "file:///app.log", got.Contents[0].URI)
-		assert.Equal(t, true, got.Contents[1].Meta["ctxfit/guidance"])
+		assert.Equal(t, true, got.Contents[1].Meta["dev.ctxfit/guidance"])
 		assert.LessOrEqual(t, mcptest.Count(got.Contents[0].Text)+mcptest.Count(got.Contents[1].Text), 3000)
 		first := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: got.Contents[0].Text}}}
 		assert.Equal(t, shortLog, mcptest.Rebuild(t, cs, first, 3000))
@@ -285,7 +285,7 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		require.Len(t, got.Contents, 1)
 		link := got.Contents[0]
 		assert.True(t, strings.HasPrefix(link.URI, "ctxfit://r/"), link.URI)
-		assert.Equal(t, "file:///data.bin", link.Meta["ctxfit/heldBack"])
+		assert.Equal(t, "file:///data.bin", link.Meta["dev.ctxfit/heldBack"])
 		assert.Contains(t, link.Text, "Held back by ctxfit")
 		back, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI})
 		require.NoError(t, err)

@@ -65,7 +65,7 @@ func ExampleInstall() {
 		return len(page.Items)
 	}
 	items := count(res)
-	for next, _ := res.Meta["ctxfit/nextCursor"].(string); next != ""; next, _ = res.Meta["ctxfit/nextCursor"].(string) {
+	for next, _ := res.Meta["dev.ctxfit/nextCursor"].(string); next != ""; next, _ = res.Meta["dev.ctxfit/nextCursor"].(string) {
 		if res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_next", Arguments: map[string]any{"cursor": next}}); err != nil {
 			log.Fatal(err)
 		}

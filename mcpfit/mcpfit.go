@@ -22,15 +22,15 @@
 //     anyOf [the tool's own schema, the page, summary and chunk envelopes]
 //     so that clients that validate structured content (the TypeScript SDK:
 //     Claude Desktop, MCP Inspector) accept shaped results.
-//   - _meta: a fresh map with ctxfit/nextCursor, ctxfit/strategy,
-//     ctxfit/tokens, ctxfit/originalTokens and ctxfit/hardCap, beside the
+//   - _meta: a fresh map with dev.ctxfit/nextCursor, dev.ctxfit/strategy,
+//     dev.ctxfit/tokens, dev.ctxfit/originalTokens and dev.ctxfit/hardCap, beside the
 //     tool's own _meta keys.
 //
 // The model follows a cursor with the continuation tool (ctxfit_next,
 // {"cursor": "..."}) until nextCursor is null: the pages or chunks together
 // are the tool's whole result. It drills into a summary with the details
 // tool (ctxfit_details, {"cursor": "...", "fields": "all"}), where the
-// cursor is the summary's details cursor (_meta ctxfit/detailsCursor): a
+// cursor is the summary's details cursor (_meta dev.ctxfit/detailsCursor): a
 // drill-down opens only a result ctxfit itself summarized, for the caller
 // it was issued to, never a tool the model names.
 //

@@ -64,7 +64,7 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 			first := mcptest.Call(t, cs, "shape", args)
 			require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
 			assert.LessOrEqual(t, mcptest.Tokens(t, first), cfg.HardCap, "nothing over the hard cap")
-			if first.Meta["ctxfit/strategy"] == nil {
+			if first.Meta["dev.ctxfit/strategy"] == nil {
 				assert.Equal(t, want, bodyOf(t, first), "a pass-through is the result itself")
 				return
 			}
@@ -83,10 +83,10 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 				}
 				links++
 			}
-			if first.Meta["ctxfit/strategy"] == "summary" {
+			if first.Meta["dev.ctxfit/strategy"] == "summary" {
 				first = mcptest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": mcptest.DetailsCursor(first), "fields": "all"})
 				require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
-				if first.Meta["ctxfit/strategy"] == nil {
+				if first.Meta["dev.ctxfit/strategy"] == nil {
 					assert.Equal(t, want, bodyOf(t, first))
 					return
 				}

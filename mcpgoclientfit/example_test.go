@@ -49,13 +49,13 @@ func ExampleGuard_Wrap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Meta.AdditionalFields["ctxfit/strategy"])
+	fmt.Println(res.Meta.AdditionalFields["dev.ctxfit/strategy"])
 	guidance := res.Content[1].(mcp.TextContent).Text
 	fmt.Println(guidance[:strings.Index(guidance, ";")])
 
 	// The model's ctxfit_next: answered by the wrapper, never sent.
 	next, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "ctxfit_next",
-		Arguments: map[string]any{"cursor": res.Meta.AdditionalFields["ctxfit/nextCursor"]}}})
+		Arguments: map[string]any{"cursor": res.Meta.AdditionalFields["dev.ctxfit/nextCursor"]}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -140,13 +140,13 @@ func TestResultsAreShapedAndRebuildByteForByte(t *testing.T) {
 	ctx := context.Background()
 
 	first := callTool(t, ctx, c, "read_log", map[string]any{})
-	assert.Equal(t, "chunking", first.Meta.AdditionalFields["ctxfit/strategy"])
+	assert.Equal(t, "chunking", first.Meta.AdditionalFields["dev.ctxfit/strategy"])
 	assert.LessOrEqual(t, exact.Count(strings.Join(texts(first), "\n")), 3000)
 	assert.Equal(t, testLog, rebuild(t, ctx, c, first, 3000))
 
 	want := callTool(t, ctx, raw, "list_items", map[string]any{})
 	first = callTool(t, ctx, c, "list_items", map[string]any{})
-	assert.Equal(t, "pagination", first.Meta.AdditionalFields["ctxfit/strategy"])
+	assert.Equal(t, "pagination", first.Meta.AdditionalFields["dev.ctxfit/strategy"])
 	assert.Equal(t, string(want.RawStructuredContent), rebuild(t, ctx, c, first, 3000), "the structured content as the server wrote it")
 
 	small := callTool(t, ctx, c, "small", map[string]any{})
@@ -171,7 +171,7 @@ func TestReplayModeRunsTheToolAgainOnTheTransport(t *testing.T) {
 	assert.Equal(t, int64(1), calls["list_items"].Load(), "no reruns of a tool that may change something")
 
 	// Through the guard alone too.
-	next, _ := first.Meta.AdditionalFields["ctxfit/nextCursor"].(string)
+	next, _ := first.Meta.AdditionalFields["dev.ctxfit/nextCursor"].(string)
 	args, _ := json.Marshal(map[string]string{"cursor": next})
 	res, err := cg.CallTool(ctx, "ctxfit_next", args)
 	require.NoError(t, err)

@@ -20,14 +20,14 @@
 //     line is left out in the rare case it would not fit).
 //   - structuredContent: the shaped body, when the tool returned structured
 //     content.
-//   - _meta: the tool's own _meta with ctxfit/nextCursor, ctxfit/strategy,
-//     ctxfit/tokens, ctxfit/originalTokens and ctxfit/hardCap added.
+//   - _meta: the tool's own _meta with dev.ctxfit/nextCursor, dev.ctxfit/strategy,
+//     dev.ctxfit/tokens, dev.ctxfit/originalTokens and dev.ctxfit/hardCap added.
 //
 // The model follows a cursor with the continuation tool (ctxfit_next,
 // {"cursor": "..."}) until there is no next cursor: the pages or chunks
 // together are the tool's whole result. It drills into a summary with the
 // details tool (ctxfit_details, {"cursor": "...", "fields": "all"}), where
-// the cursor is the summary's details cursor (_meta ctxfit/detailsCursor):
+// the cursor is the summary's details cursor (_meta dev.ctxfit/detailsCursor):
 // a drill-down opens only a result ctxfit itself summarized, for the caller
 // it was issued to.
 //

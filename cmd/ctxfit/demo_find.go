@@ -61,7 +61,7 @@ func demoFind(ctx context.Context, w io.Writer, counter budget.Counter, cs *mcp.
 			text, tokens := read(res)
 			c.calls++
 			c.tokens += tokens
-			next, _ := res.Meta["ctxfit/nextCursor"].(string)
+			next, _ := res.Meta["dev.ctxfit/nextCursor"].(string)
 			if done(text) || next == "" {
 				return c, first, nil
 			}
@@ -88,7 +88,7 @@ func demoFind(ctx context.Context, w io.Writer, counter budget.Counter, cs *mcp.
 	if err != nil {
 		return err
 	}
-	cursor, _ := first.Meta["ctxfit/nextCursor"].(string)
+	cursor, _ := first.Meta["dev.ctxfit/nextCursor"].(string)
 	res, err := call("ctxfit_search", map[string]any{"cursor": cursor, "pattern": "booking " + id + " is locked", "literal": true})
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func demoFind(ctx context.Context, w io.Writer, counter budget.Counter, cs *mcp.
 	if err != nil {
 		return err
 	}
-	cursor, _ = firstPage.Meta["ctxfit/nextCursor"].(string)
+	cursor, _ = firstPage.Meta["dev.ctxfit/nextCursor"].(string)
 	res, err = call("ctxfit_query", map[string]any{"cursor": cursor, "expression": `[.[] | select(.status == "confirmed")] | length`})
 	if err != nil {
 		return err

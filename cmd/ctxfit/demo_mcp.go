@@ -73,7 +73,7 @@ func demoMCP(w io.Writer, counter budget.Counter) error {
 	}
 	body, line := text(res)
 	fmt.Fprintf(w, "  call list_bookings: %d tokens; the model reads:\n    %s\n", counter.Count(body), shorten(line))
-	next, _ := res.Meta["ctxfit/nextCursor"].(string)
+	next, _ := res.Meta["dev.ctxfit/nextCursor"].(string)
 	if next == "" {
 		return fmt.Errorf("the shaped result has no cursor")
 	}

@@ -27,8 +27,8 @@ const proxyConfig = env('CTXFIT_E2E_PROXY_CONFIG');
 
 const NEXT = 'ctxfit_next';
 const DETAILS = 'ctxfit_details';
-const META_NEXT = 'ctxfit/nextCursor';
-const META_STRATEGY = 'ctxfit/strategy';
+const META_NEXT = 'dev.ctxfit/nextCursor';
+const META_STRATEGY = 'dev.ctxfit/strategy';
 
 // connect starts a stdio server and returns a connected client whose tool
 // validators are cached (callTool validates only tools it has listed).
@@ -50,7 +50,7 @@ async function connect(command, args) {
 // texts returns a result's text blocks, which must be all it holds but
 // for the resource_link to the original that a shaped result carries.
 function texts(res) {
-  return res.content.filter((c) => !(c.type === 'resource_link' && c._meta?.['ctxfit/original'])).map((c) => {
+  return res.content.filter((c) => !(c.type === 'resource_link' && c._meta?.['dev.ctxfit/original'])).map((c) => {
     assert.equal(c.type, 'text');
     return c.text;
   });
@@ -152,7 +152,7 @@ for (const target of targets) {
     test('get_booking: a summary, and ctxfit_details returns all of it', async () => {
       const res = await s.client.callTool({ name: 'get_booking', arguments: { id: 'BK00007' } });
       assert.equal(res._meta?.[META_STRATEGY], 'summary');
-      const full = await s.client.callTool({ name: DETAILS, arguments: { cursor: res._meta['ctxfit/detailsCursor'], fields: 'all' } });
+      const full = await s.client.callTool({ name: DETAILS, arguments: { cursor: res._meta['dev.ctxfit/detailsCursor'], fields: 'all' } });
       assert.ok(!full.isError, texts(full).join(' '));
       const want = texts(await reference.client.callTool({ name: 'get_booking', arguments: { id: 'BK00007' } }))[0];
       assert.deepEqual(JSON.parse(texts(full)[0]), JSON.parse(want));

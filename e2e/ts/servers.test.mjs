@@ -85,7 +85,7 @@ async function check(name, d, p, tool, args) {
   const got = await p.callTool({ name: tool, arguments: args });
   assert.ok(!got.isError, texts(got).join(' '));
   record(name, 'first', got);
-  const strategy = got._meta?.['ctxfit/strategy'];
+  const strategy = got._meta?.['dev.ctxfit/strategy'];
   let rebuilt = null;
   if (strategy && strategy !== 'passthrough' && texts(got).length > 0) rebuilt = await whole(p, name, got);
   return { want, got, rebuilt, strategy };
@@ -131,7 +131,7 @@ describe('server-filesystem behind ctxfit proxy', () => {
     const { id, line } = late[0];
 
     const first = await p.callTool({ name: 'read_text_file', arguments: { path: path.join(fixtures, 'app.log') } });
-    const cursor = first._meta?.['ctxfit/nextCursor'];
+    const cursor = first._meta?.['dev.ctxfit/nextCursor'];
     assert.ok(cursor, 'the log is chunked');
     const found = await p.callTool({ name: 'ctxfit_search', arguments: { cursor, pattern: `request_id=${id} `, literal: true } });
     assert.ok(!found.isError, texts(found).join(' '));
@@ -146,7 +146,7 @@ describe('server-filesystem behind ctxfit proxy', () => {
     const args = { path: path.join(fixtures, 'app.log') };
     const want = await d.callTool({ name: 'read_text_file', arguments: args });
     const got = await p.callTool({ name: 'read_text_file', arguments: args });
-    const link = got.content.find((c) => c.type === 'resource_link' && c._meta?.['ctxfit/original']);
+    const link = got.content.find((c) => c.type === 'resource_link' && c._meta?.['dev.ctxfit/original']);
     assert.ok(link, `a link to the original: ${JSON.stringify(got.content.map((c) => c.type))}`);
     assert.equal(link.size, Buffer.byteLength(JSON.stringify(want.structuredContent)));
     const read = await p.readResource({ uri: link.uri });
@@ -157,7 +157,7 @@ describe('server-filesystem behind ctxfit proxy', () => {
 
   test('a binary file: held back behind a link that reads it back', async () => {
     const r = await check('filesystem read_media_file bin', d, p, 'read_media_file', { path: path.join(fixtures, 'data.bin') });
-    const link = r.got.content.find((c) => c.type === 'resource_link' && !c._meta?.['ctxfit/original']);
+    const link = r.got.content.find((c) => c.type === 'resource_link' && !c._meta?.['dev.ctxfit/original']);
     assert.ok(link, `a resource_link: ${JSON.stringify(r.got.content).slice(0, 300)}`);
     const read = await p.readResource({ uri: link.uri });
     assert.equal(read.contents[0].blob, r.want.content[0].resource.blob, 'resources/read gives the bytes back');
@@ -194,7 +194,7 @@ describe('server-memory behind ctxfit proxy', () => {
     const want = await d.callTool({ name: 'read_graph', arguments: {} });
     const places = want.structuredContent.entities.filter((e) => e.entityType === 'place').length;
     const first = await p.callTool({ name: 'read_graph', arguments: {} });
-    const cursor = first._meta?.['ctxfit/nextCursor'];
+    const cursor = first._meta?.['dev.ctxfit/nextCursor'];
     assert.ok(cursor, 'the graph is paged');
     const res = await p.callTool({ name: 'ctxfit_query',
       arguments: { cursor, expression: '[.entities[] | select(.entityType == "place")] | length' } });

@@ -351,7 +351,7 @@ func (a *agent) invoke(ctx context.Context, ts *openaifit.Toolset, route map[str
 	after := a.counter.Count(content)
 	before := after
 	if res != nil {
-		if n, ok := res.Meta["ctxfit/originalTokens"].(float64); ok {
+		if n, ok := res.Meta["dev.ctxfit/originalTokens"].(float64); ok {
 			before = int(n)
 		}
 	}
@@ -390,7 +390,7 @@ func textOf(res *mcp.CallToolResult) string {
 				parts = append(parts, fmt.Sprintf("[a binary resource %s (%s, %d bytes)]", c.Resource.URI, c.Resource.MIMEType, len(c.Resource.Blob)))
 			}
 		case *mcp.ResourceLink:
-			if c.Meta["ctxfit/original"] == true {
+			if c.Meta["dev.ctxfit/original"] == true {
 				continue // the model reads on with the cursors; it cannot read resources
 			}
 			parts = append(parts, fmt.Sprintf("[resource %s (%s): %s]", c.URI, c.MIMEType, c.Description))

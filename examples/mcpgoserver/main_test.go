@@ -136,7 +136,7 @@ func texts(t *testing.T, res *mcp.CallToolResult) []string {
 	t.Helper()
 	var out []string
 	for _, c := range res.Content {
-		if l, ok := c.(*mcp.ResourceLink); ok && l.Meta["ctxfit/original"] == true {
+		if l, ok := c.(*mcp.ResourceLink); ok && l.Meta["dev.ctxfit/original"] == true {
 			continue // the link to the original
 		}
 		tc, ok := c.(*mcp.TextContent)

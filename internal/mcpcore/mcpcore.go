@@ -81,23 +81,23 @@ const (
 const (
 	// MetaNextCursor is the cursor that continues the result (string);
 	// absent on the last page or chunk and on summaries.
-	MetaNextCursor = "ctxfit/nextCursor"
+	MetaNextCursor = "dev.ctxfit/nextCursor"
 	// MetaStrategy is what was done: "pagination", "summary", "chunking",
 	// "cut" or "passthrough" (string; the telemetry Strategy constants).
-	MetaStrategy = "ctxfit/strategy"
+	MetaStrategy = "dev.ctxfit/strategy"
 	// MetaTokens is the token count of the shaped body (number).
-	MetaTokens = "ctxfit/tokens"
+	MetaTokens = "dev.ctxfit/tokens"
 	// MetaOriginalTokens is the token count of the tool's own result (number).
-	MetaOriginalTokens = "ctxfit/originalTokens"
+	MetaOriginalTokens = "dev.ctxfit/originalTokens"
 	// MetaHardCap is the token count no shaped result exceeds (number).
-	MetaHardCap = "ctxfit/hardCap"
+	MetaHardCap = "dev.ctxfit/hardCap"
 	// MetaDetailsCursor is a summary's details cursor (string), for the
 	// details tool.
-	MetaDetailsCursor = "ctxfit/detailsCursor"
+	MetaDetailsCursor = "dev.ctxfit/detailsCursor"
 	// MetaPartCursor is the cursor that opens the values the result holds
 	// back (string), with the "ctxfit:part" number of a placeholder;
 	// absent when it holds none.
-	MetaPartCursor = "ctxfit/partCursor"
+	MetaPartCursor = "dev.ctxfit/partCursor"
 )
 
 // Meta returns a fresh _meta map for a shaped result: the strategy, the

@@ -66,10 +66,10 @@ func ReadAsToolResult(raw json.RawMessage) (json.RawMessage, error) {
 //   - a content whose text was shaped keeps its uri and mimeType, with the
 //     shaped JSON body as its text;
 //   - the guidance line follows it as a text content of the same uri, with
-//     _meta {"ctxfit/guidance": true};
+//     _meta {"dev.ctxfit/guidance": true};
 //   - a blob held back is a text content whose uri is the ctxfit://r/...
 //     link that reads it whole ([Shaper.ReadResource]) and whose text says
-//     what it was, with _meta {"ctxfit/heldBack": original uri}.
+//     what it was, with _meta {"dev.ctxfit/heldBack": original uri}.
 //
 // The result's _meta gets the keys of [Meta]. Errors are those of
 // [Shaper.ShapeResult].
@@ -135,11 +135,11 @@ func (s *Shaper) ShapeRead(ctx context.Context, call Call, raw json.RawMessage) 
 const (
 	// MetaGuidance marks the text content that holds the guidance line
 	// (true).
-	MetaGuidance = "ctxfit/guidance"
+	MetaGuidance = "dev.ctxfit/guidance"
 	// MetaHeldBack marks the text content that stands for a blob held back
 	// behind its ctxfit://r/... uri: the blob's own uri (string, "" when
 	// unknown).
-	MetaHeldBack = "ctxfit/heldBack"
+	MetaHeldBack = "dev.ctxfit/heldBack"
 )
 
 // contentsOf returns the contents of a ReadResourceResult's wire JSON.

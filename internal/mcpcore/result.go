@@ -617,7 +617,7 @@ func (s *Shaper) around(call Call, blk int, res ctxfit.Result, mime string, size
 
 // MetaOriginal marks (true) the resource_link of a shaped result that
 // leads to its whole original, as opposed to one that holds back a blob.
-const MetaOriginal = "ctxfit/original"
+const MetaOriginal = "dev.ctxfit/original"
 
 // linkSlack covers what an SDK's encoding of a resource_link (its member
 // order, its escaping) may cost beyond ours.
@@ -679,7 +679,7 @@ func (s *Shaper) meta(tool json.RawMessage, results []ctxfit.Result, first *ctxf
 // MetaMoreCursors lists, when several text blocks of a result were shaped,
 // the cursors of the blocks after the first (array of objects with
 // nextCursor and partCursor).
-const MetaMoreCursors = "ctxfit/moreCursors"
+const MetaMoreCursors = "dev.ctxfit/moreCursors"
 
 // link keeps a media block's bytes with the Guard and returns the
 // resource_link that stands for it.
