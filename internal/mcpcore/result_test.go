@@ -136,9 +136,15 @@ func TestTooManyLargeTextBlocksAreJoinedAndShapedAsOne(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.Results, 1)
 	c := content(t, got.Result)
-	require.Len(t, c, 3, "one shaped text, its guidance line and the link to the original")
-	assert.Equal(t, "resource_link", c[2]["type"])
-	assert.EqualValues(t, 12*len(strings.Repeat("word ", 3000))+11, c[2]["size"], "the original: the texts joined by newlines")
+	require.GreaterOrEqual(t, len(c), 2)
+	assert.Equal(t, "text", c[0]["type"], "one shaped text")
+	assert.Equal(t, "text", c[1]["type"], "its guidance line")
+	if len(c) > 2 {
+		// When the hard cap has room for it beside them.
+		require.Len(t, c, 3)
+		assert.Equal(t, "resource_link", c[2]["type"])
+		assert.EqualValues(t, 12*len(strings.Repeat("word ", 3000))+11, c[2]["size"], "the original: the texts joined by newlines")
+	}
 }
 
 func TestBlockBodyReadsTheBodyAContinuationReplays(t *testing.T) {
