@@ -271,6 +271,14 @@ func (f *Formatter) Format(ctx context.Context, operation string, raw []byte) Ou
 	return Output{Text: text, Fallback: err, Metrics: m}
 }
 
+// ID returns the ID of operation's format, "" when it has none.
+func (f *Formatter) ID(operation string) string {
+	if c := f.formats[operation]; c != nil {
+		return c.f.ID
+	}
+	return ""
+}
+
 // Render is [Formatter.Format] without the measuring and without the
 // fallback: the compact text, or the error that Format's Fallback would
 // hold (wrapping [ErrNoFormat], [ErrFormatFailed] or [ErrFormatTimeout]).
