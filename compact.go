@@ -1,7 +1,6 @@
 package ctxfit
 
 import (
-	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -34,6 +33,10 @@ type compactRules struct {
 	metrics   *jsonLines // nil without CollectMetrics
 	log       *jsonLines // nil: the Guard's logger
 }
+
+// maxLoggedError bounds the error of a transformation log entry: a
+// projection's error may list every field of the response.
+const maxLoggedError = 500
 
 // compactEnvelopeTokens is what the compact rendering's envelope (its
 // meta, details cursor and budget fields) may add to the text.
@@ -156,7 +159,7 @@ func (s *shaper) logTransformation(cr *compactRules, m summary.Metrics, rerr err
 	entry := summary.TransformationLog{Timestamp: m.Timestamp, Operation: cr.op, InputSize: m.RawBytes, UsedFallback: rerr != nil}
 	switch {
 	case rerr != nil:
-		entry.Level, entry.Error, entry.ProcessingTimeMs = summary.LogError, rerr.Error(), m.ProcessingTimeMs
+		entry.Level, entry.Error, entry.ProcessingTimeMs = summary.LogError, shorten(rerr.Error(), maxLoggedError), m.ProcessingTimeMs
 	case elapsed > cr.slow:
 		entry.Level, entry.ProcessingTimeMs = summary.LogWarn, m.ProcessingTimeMs
 	default:
@@ -171,8 +174,12 @@ func (s *shaper) logTransformation(cr *compactRules, m summary.Metrics, rerr err
 	if entry.Level == summary.LogError {
 		level = slog.LevelError
 	}
-	s.g.logger.Log(s.ctx, level, "ctxfit: output format "+cmp.Or(entry.Error, "ran slowly"),
-		"operation", entry.Operation, "inputSize", entry.InputSize, "processingTimeMs", entry.ProcessingTimeMs, "usedFallback", entry.UsedFallback)
+	msg, attrs := "ctxfit: output format ran slowly", []any{}
+	if entry.Error != "" {
+		msg, attrs = "ctxfit: output format failed; the response is shaped as if it had none", []any{"err", entry.Error}
+	}
+	s.g.logger.Log(s.ctx, level, msg, append(attrs, "operation", entry.Operation, "inputSize", entry.InputSize,
+		"processingTimeMs", entry.ProcessingTimeMs, "usedFallback", entry.UsedFallback)...)
 }
 
 // jsonLinesFiles are the JSON Lines files of a Guard (metrics, logs), each
