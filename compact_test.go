@@ -153,6 +153,11 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 			f.Transforms = nil
 			return f
 		}(), ctxfit.WrapperConfig{}, nodes(200, 10), ""},
+		{"a rendering past the time limit", func() ctxfit.OutputFormat {
+			f := *nodesFormat()
+			f.Template = "{{range .nodes}}{{range $.nodes}}{{.name}}{{end}}{{end}}" // 160,000 names: far past 2 ms
+			return f
+		}(), ctxfit.WrapperConfig{SlowThresholdMs: 1, TimeoutMs: 2}, nodes(400, 10), "did not finish within 2ms"},
 		{"compact output turned off", *nodesFormat(), ctxfit.WrapperConfig{CompactOutput: new(bool)}, nodes(40, 1000), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
