@@ -161,8 +161,8 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 		{"compact output turned off", *nodesFormat(), ctxfit.WrapperConfig{CompactOutput: new(bool)}, nodes(40, 1000), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logFile := filepath.Join(t.TempDir(), "formats.jsonl")
-			tc.w.LogFile = logFile
+			logFile, metricsFile := filepath.Join(t.TempDir(), "formats.jsonl"), filepath.Join(t.TempDir(), "metrics.jsonl")
+			tc.w.LogFile, tc.w.CollectMetrics, tc.w.MetricsFile = logFile, true, metricsFile
 			cfg := ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
 				Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: &tc.format}}, Wrapper: tc.w}
 			g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
@@ -176,6 +176,18 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 			assert.LessOrEqual(t, exact.Count(string(res.Body)), g.Config().HardCap)
 			checkPromises(t, g, nodesReq, ctxfit.Response{Body: tc.raw, ContentType: "application/json"})
 			require.NoError(t, g.Close())
+
+			metrics := readLines[summary.Metrics](t, metricsFile)
+			if tc.w.CompactOutput != nil {
+				assert.Empty(t, metrics, "no format was tried")
+			} else {
+				require.NotEmpty(t, metrics, "a line for each response the format was tried on")
+				for _, m := range metrics {
+					assert.True(t, m.UsedFallback)
+					assert.Equal(t, m.RawBytes, m.CompactBytes, "what was sent is not the rendering")
+					assert.Zero(t, m.SavingsPercent)
+				}
+			}
 
 			entries := readLines[summary.TransformationLog](t, logFile)
 			if tc.logged == "" {

@@ -157,7 +157,9 @@ type WrapperConfig struct {
 	// CollectMetrics appends a line of TokenMetrics (summary.Metrics:
 	// operation, timestamp, raw and compact bytes, savings percent, tokens
 	// before and after, processing time) to MetricsFile for every response
-	// a format was applied to. False means no metrics.
+	// a format was tried on; when the rendering was not sent (it failed, or
+	// did not fit) usedFallback is true and the compact figures are the
+	// original's. False means no metrics.
 	CollectMetrics bool `json:"collectMetrics,omitempty" yaml:"collectMetrics,omitempty"`
 	// MetricsFile is the JSON Lines file of the metrics, absolute or
 	// relative to the working directory; required when CollectMetrics is
