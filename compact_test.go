@@ -55,17 +55,22 @@ func nodes(n, propertyBytes int) []byte {
 	return []byte(b.String())
 }
 
-// formatGuard is a guard whose tool search_nodes has nodesFormat, with the
-// wrapper settings w.
-func formatGuard(t *testing.T, w ctxfit.WrapperConfig, logger *slog.Logger) (*ctxfit.Guard, *clock) {
+// formatTime is the clock of formatGuard, unless opts set one.
+var formatTime = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// formatGuard is a guard whose tool search_nodes has format, with the
+// wrapper settings w and opts (a fixed clock when opts.Now is nil).
+func formatGuard(t *testing.T, format *ctxfit.OutputFormat, w ctxfit.WrapperConfig, opts ctxfit.Options) *ctxfit.Guard {
 	t.Helper()
-	cfg := ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
-		Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: nodesFormat()}}, Wrapper: w}
-	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Now: clk.now, Logger: logger})
+	opts.Config = ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
+		Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: format}}, Wrapper: w}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return formatTime }
+	}
+	g, err := ctxfit.New(&opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
-	return g, clk
+	return g
 }
 
 var nodesReq = ctxfit.Request{Endpoint: "search_nodes", Path: "search_nodes", Subject: "s"}
@@ -104,7 +109,7 @@ func TestAFormattedResponseIsCompactWithinTheCapAndLeadsBackToTheOriginal(t *tes
 		{"an original over the hard cap comes back in pages", 40, 4000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, _ := formatGuard(t, ctxfit.WrapperConfig{}, nil)
+			g := formatGuard(t, nodesFormat(), ctxfit.WrapperConfig{}, ctxfit.Options{})
 			raw := nodes(tc.entities, tc.propertyBytes)
 			fetch := serve(raw, "application/json")
 			res, err := g.Handle(context.Background(), nodesReq, fetch)
@@ -163,11 +168,7 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logFile, metricsFile := filepath.Join(t.TempDir(), "formats.jsonl"), filepath.Join(t.TempDir(), "metrics.jsonl")
 			tc.w.LogFile, tc.w.CollectMetrics, tc.w.MetricsFile = logFile, true, metricsFile
-			cfg := ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
-				Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: &tc.format}}, Wrapper: tc.w}
-			g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
-			require.NoError(t, err)
-			defer g.Close()
+			g := formatGuard(t, &tc.format, tc.w, ctxfit.Options{Now: time.Now})
 			fetch := serve(tc.raw, "application/json")
 			res, err := g.Handle(context.Background(), nodesReq, fetch)
 			require.NoError(t, err)
@@ -230,7 +231,7 @@ func readLines[T any](t *testing.T, path string) []T {
 func TestMetricsAreAppendedAsJSONLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "metrics.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(`{"operation":"earlier"}`+"\n"), 0o600))
-	g, clk := formatGuard(t, ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: path}, nil)
+	g := formatGuard(t, nodesFormat(), ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: path}, ctxfit.Options{})
 	raw := nodes(30, 1000)
 	const requests = 16
 	var wg sync.WaitGroup
@@ -254,7 +255,7 @@ func TestMetricsAreAppendedAsJSONLines(t *testing.T) {
 	require.NoError(t, json.Unmarshal(res.Body, &body))
 	for _, m := range lines[1:] {
 		assert.Equal(t, "search_nodes", m.Operation)
-		assert.Equal(t, clk.now(), m.Timestamp.UTC(), "the guard's clock")
+		assert.Equal(t, formatTime, m.Timestamp.UTC(), "the guard's clock")
 		assert.Equal(t, len(raw), m.RawBytes)
 		assert.Equal(t, exact.Count(string(raw)), m.RawTokens, "the original is under the hard cap: counted exactly")
 		assert.Positive(t, m.CompactBytes)
@@ -269,7 +270,8 @@ func TestMetricsAreAppendedAsJSONLines(t *testing.T) {
 func TestAMetricsFileThatCannotBeWrittenNeverFailsARequest(t *testing.T) {
 	var logs syncbuf.Buffer
 	path := filepath.Join(t.TempDir(), "no-such-dir", "metrics.jsonl")
-	g, _ := formatGuard(t, ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: path}, slog.New(slog.NewTextHandler(&logs, nil)))
+	g := formatGuard(t, nodesFormat(), ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: path},
+		ctxfit.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for range 3 {
 		res, err := g.Handle(context.Background(), nodesReq, serve(nodes(30, 1000), "application/json"))
 		require.NoError(t, err)
@@ -306,11 +308,7 @@ func TestSlowRunsAreLogged(t *testing.T) {
 			clk := &tickingClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), step: tc.step}
 			format := *nodesFormat()
 			format.Transforms = nil // relativeTime would read the clock too
-			cfg := ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
-				Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: &format}}}
-			g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Now: clk.now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-			require.NoError(t, err)
-			defer g.Close()
+			g := formatGuard(t, &format, ctxfit.WrapperConfig{}, ctxfit.Options{Now: clk.now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 			res, err := g.Handle(context.Background(), nodesReq, serve(nodes(30, 1000), "application/json"))
 			require.NoError(t, err)
 			assert.Equal(t, telemetry.StrategyFormat, res.Strategy, "slow, but within the time limit: sent")
