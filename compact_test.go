@@ -375,3 +375,42 @@ func TestFormattedResponsesKeepBothPromises(t *testing.T) {
 	assert.Positive(t, strategies[telemetry.StrategyFormat], "some generated responses are formatted")
 	assert.Greater(t, len(strategies), 1, "and some fall back")
 }
+
+// BenchmarkFormatStrategy measures the first response of a search_nodes
+// result with a format that always fits (projection, decoding, rendering,
+// the details cursor), beside the same result shaped without a format:
+//
+//	go test -run '^$' -bench FormatStrategy -benchtime 20x .
+func BenchmarkFormatStrategy(b *testing.B) {
+	short := &ctxfit.OutputFormat{Template: "Found {{len .nodes}} entities; the first is {{(index .nodes 0).name}}",
+		ExtractFields: []string{"nodes.name"}}
+	for _, size := range []struct {
+		name     string
+		entities int
+	}{{"100KB", 200}, {"1MB", 2000}} {
+		raw := nodes(size.entities, 250)
+		for _, tc := range []struct {
+			name   string
+			format *ctxfit.OutputFormat
+		}{{"format", short}, {"no format", nil}} {
+			b.Run(size.name+"/"+tc.name, func(b *testing.B) {
+				g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, StoreMaxBytes: 1 << 30,
+					ShapeTimeout: ctxfit.Duration(time.Minute), AdmissionWait: ctxfit.Duration(time.Minute),
+					Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: tc.format}}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer g.Close()
+				fetch := serve(raw, "application/json")
+				b.ReportAllocs()
+				b.SetBytes(int64(len(raw)))
+				for b.Loop() {
+					res, err := g.Handle(context.Background(), nodesReq, fetch)
+					if err != nil || (tc.format != nil) != (res.Strategy == telemetry.StrategyFormat) {
+						b.Fatalf("strategy %s, err %v", res.Strategy, err)
+					}
+				}
+			})
+		}
+	}
+}
