@@ -170,6 +170,19 @@ func TestFromEnv(t *testing.T) {
 		assert.Equal(t, 5000, base.HardCap, "the base is not modified")
 	})
 
+	t.Run("the result shares nothing with the base", func(t *testing.T) {
+		format := &ctxfit.OutputFormat{Template: "{{.a}}", ExtractFields: []string{"a"}, Transforms: map[string]string{"a": "truncateUuid"}}
+		base := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "x", OutputFormat: format}}, Wrapper: ctxfit.WrapperConfig{CompactOutput: new(true)}}
+		got, err := config.FromEnv(base, env(map[string]string{"CTXFIT_COMPACT_OUTPUT": "false"}))
+		require.NoError(t, err)
+		assert.False(t, *got.Wrapper.CompactOutput)
+		assert.True(t, *base.Wrapper.CompactOutput, "the base keeps its switch")
+		got.Endpoints[0].OutputFormat.ExtractFields[0] = "changed"
+		got.Endpoints[0].OutputFormat.Transforms["a"] = "changed"
+		assert.Equal(t, "a", format.ExtractFields[0], "nor does it share the format's fields")
+		assert.Equal(t, "truncateUuid", format.Transforms["a"], "or transforms")
+	})
+
 	t.Run("a nil getenv reads the process environment", func(t *testing.T) {
 		t.Setenv("CTXFIT_PAGE_SIZE", "7")
 		got, err := config.FromEnv(ctxfit.Config{}, nil)
