@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	rebuild "github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/shapes"
 	"github.com/ctxfit/ctxfit/internal/syncbuf"
 	"github.com/ctxfit/ctxfit/summary"
@@ -99,6 +100,37 @@ func original(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, first ctxfit.Re
 	return followAll(t, g, all, fetch, hardCap)
 }
 
+// followFrom rebuilds the original of the first response of req, whatever
+// its strategy: through the details cursor of a compact rendering or a
+// summary (with fields=all), else through its cursors and parts, checking
+// the hard cap on the way. Unlike checkPromises it does not ask again, so
+// a format that fell back (past its time limit, under load) is followed as
+// it was sent.
+func followFrom(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, first ctxfit.Result, fetch ctxfit.Fetch, hardCap int) []byte {
+	t.Helper()
+	switch {
+	case first.Strategy == telemetry.StrategyFormat:
+		return original(t, g, req, first, fetch, hardCap)
+	case first.Strategy == telemetry.StrategySummary:
+		all := req
+		all.Cursor, all.Fields = first.Details, summary.FieldsAll
+		return followAll(t, g, all, fetch, hardCap)
+	case !first.Shaped:
+		return first.Body
+	}
+	out, _, err := rebuild.Rebuild(first.Body, func(cursor string, part int64) ([]byte, error) {
+		next := req
+		next.Cursor, next.Part = cursor, part
+		res, err := g.Handle(context.Background(), next, fetch)
+		if err == nil {
+			require.LessOrEqual(t, exact.Count(string(res.Body)), hardCap, "nothing over the hard cap (%s)", res.Strategy)
+		}
+		return res.Body, err
+	})
+	require.NoError(t, err)
+	return out
+}
+
 func TestAFormattedResponseIsCompactWithinTheCapAndLeadsBackToTheOriginal(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -168,7 +200,7 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logFile, metricsFile := filepath.Join(t.TempDir(), "formats.jsonl"), filepath.Join(t.TempDir(), "metrics.jsonl")
 			tc.w.LogFile, tc.w.CollectMetrics, tc.w.MetricsFile = logFile, true, metricsFile
-			g := formatGuard(t, &tc.format, tc.w, ctxfit.Options{Now: time.Now})
+			g := formatGuard(t, &tc.format, tc.w, ctxfit.Options{}) // a fixed clock: no run is slow
 			fetch := serve(tc.raw, "application/json")
 			res, err := g.Handle(context.Background(), nodesReq, fetch)
 			require.NoError(t, err)
@@ -233,13 +265,18 @@ func TestMetricsAreAppendedAsJSONLines(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(`{"operation":"earlier"}`+"\n"), 0o600))
 	g := formatGuard(t, nodesFormat(), ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: path}, ctxfit.Options{})
 	raw := nodes(30, 1000)
+	first, err := g.Handle(context.Background(), nodesReq, serve(raw, "application/json"))
+	require.NoError(t, err)
+	require.Equal(t, telemetry.StrategyFormat, first.Strategy)
+	// Concurrent requests: each appends its line whole. Under load a
+	// rendering may pass the format's time limit (100 ms of real time) and
+	// fall back; its line says so.
 	const requests = 16
 	var wg sync.WaitGroup
 	for range requests {
 		wg.Go(func() {
-			res, err := g.Handle(context.Background(), nodesReq, serve(raw, "application/json"))
+			_, err := g.Handle(context.Background(), nodesReq, serve(raw, "application/json"))
 			assert.NoError(t, err)
-			assert.Equal(t, telemetry.StrategyFormat, res.Strategy)
 		})
 	}
 	wg.Wait()
@@ -249,21 +286,26 @@ func TestMetricsAreAppendedAsJSONLines(t *testing.T) {
 	require.NoError(t, g.Close())
 
 	lines := readLines[summary.Metrics](t, path)
-	require.Len(t, lines, requests+1, "the file is appended to, a line per formatted response")
+	require.Len(t, lines, 1+1+requests, "the file is appended to, a line per response the format was tried on")
 	assert.Equal(t, "earlier", lines[0].Operation)
 	var body compactBody
-	require.NoError(t, json.Unmarshal(res.Body, &body))
-	for _, m := range lines[1:] {
+	require.NoError(t, json.Unmarshal(first.Body, &body))
+	rawTokens := exact.Count(string(raw))
+	for i, m := range lines[1:] {
 		assert.Equal(t, "search_nodes", m.Operation)
 		assert.Equal(t, formatTime, m.Timestamp.UTC(), "the guard's clock")
 		assert.Equal(t, len(raw), m.RawBytes)
-		assert.Equal(t, exact.Count(string(raw)), m.RawTokens, "the original is under the hard cap: counted exactly")
-		assert.Positive(t, m.CompactBytes)
-		assert.Less(t, m.CompactBytes, m.RawBytes)
-		assert.Less(t, m.CompactTokens, m.RawTokens)
+		assert.Equal(t, rawTokens, m.RawTokens, "the original is under the hard cap: counted exactly")
 		assert.InDelta(t, 100*float64(m.RawTokens-m.CompactTokens)/float64(m.RawTokens), m.SavingsPercent, 1e-9)
-		assert.False(t, m.UsedFallback)
-		assert.GreaterOrEqual(t, m.ProcessingTimeMs, 0.0)
+		assert.Zero(t, m.ProcessingTimeMs, "measured on the guard's clock, which stands still")
+		if i == 0 || !m.UsedFallback {
+			assert.False(t, m.UsedFallback)
+			assert.Equal(t, len(body.Text), m.CompactBytes, "the bytes of the rendering sent")
+			assert.Equal(t, exact.Count(body.Text), m.CompactTokens, "its tokens")
+			assert.Less(t, m.CompactTokens, m.RawTokens)
+		} else {
+			assert.Equal(t, m.RawBytes, m.CompactBytes)
+		}
 	}
 }
 
@@ -362,13 +404,11 @@ func TestFormattedResponsesKeepBothPromises(t *testing.T) {
 			require.NoError(t, err)
 			strategies[first.Strategy]++
 			require.LessOrEqual(t, exact.Count(string(first.Body)), cfg.HardCap, "nothing over the hard cap (%s)", first.Strategy)
-			if first.Strategy != telemetry.StrategyFormat {
-				checkPromises(t, g, nodesReq, resp)
-				return
+			if first.Strategy == telemetry.StrategyFormat {
+				assert.LessOrEqual(t, exact.Count(string(first.Body)), cfg.Threshold, "a compact rendering fits the budget")
 			}
-			assert.LessOrEqual(t, exact.Count(string(first.Body)), cfg.Threshold, "a compact rendering fits the budget")
-			got := original(t, g, nodesReq, first, fetch, cfg.HardCap)
-			require.Equal(t, string(raw), string(got), "nothing lost, byte for byte")
+			got := followFrom(t, g, nodesReq, first, fetch, cfg.HardCap)
+			require.Equal(t, string(resp.Body), string(got), "nothing lost, byte for byte (%s)", first.Strategy)
 		})
 	}
 	t.Logf("first responses by strategy: %v", strategies)
