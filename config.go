@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -137,6 +138,83 @@ type Config struct {
 	// Endpoints override the settings per HTTP route pattern or MCP tool
 	// name; the first match wins.
 	Endpoints []Endpoint `json:"endpoints,omitempty" yaml:"endpoints,omitempty" validate:"dive"`
+	// Wrapper sets how the endpoints' output formats (Endpoint.OutputFormat)
+	// are applied, measured and logged: the MCP-wrapper seed's
+	// WrapperConfig. The zero value means its defaults.
+	Wrapper WrapperConfig `json:"wrapper,omitzero" yaml:"wrapper,omitempty"`
+}
+
+// WrapperConfig sets how output formats are applied: the MCP-wrapper data
+// model's WrapperConfig, whose names it keeps. The zero value means the
+// defaults: compact output on, no metrics, failures and slow runs logged to
+// the Guard's logger, a slow threshold of 50 ms and a time limit of 100 ms.
+// It is a plain value.
+type WrapperConfig struct {
+	// CompactOutput answers a response that an endpoint's OutputFormat
+	// applies to with its compact rendering; false sends the response as
+	// the other strategies shape it. Nil means true.
+	CompactOutput *bool `json:"compactOutput,omitempty" yaml:"compactOutput,omitempty"`
+	// CollectMetrics appends a line of TokenMetrics (summary.Metrics:
+	// operation, timestamp, raw and compact bytes, savings percent, tokens
+	// before and after, processing time) to MetricsFile for every response
+	// a format was tried on; when the rendering was not sent (it failed, or
+	// did not fit) usedFallback is true and the compact figures are the
+	// original's. False means no metrics.
+	CollectMetrics bool `json:"collectMetrics,omitempty" yaml:"collectMetrics,omitempty"`
+	// MetricsFile is the JSON Lines file of the metrics, absolute or
+	// relative to the working directory; required when CollectMetrics is
+	// set. It is opened once, for appending; a failed write is logged and
+	// never fails a request.
+	MetricsFile string `json:"metricsFile,omitempty" yaml:"metricsFile,omitempty"`
+	// LogFile is the JSON Lines file of the transformation log: a line per
+	// format that failed or timed out (level "error") or ran slower than
+	// SlowThresholdMs (level "warn"). Empty means the Guard's logger.
+	LogFile string `json:"logFile,omitempty" yaml:"logFile,omitempty"`
+	// SlowThresholdMs is the processing time, in milliseconds, past which
+	// a format's run is logged as slow; less than TimeoutMs. Zero means 50.
+	SlowThresholdMs int `json:"slowThresholdMs,omitempty" yaml:"slowThresholdMs,omitempty" validate:"gte=0"`
+	// TimeoutMs is the time limit, in milliseconds, of one format's run:
+	// past it the response is shaped as if it had no format. At most 100.
+	// Zero means 100.
+	TimeoutMs int `json:"timeoutMs,omitempty" yaml:"timeoutMs,omitempty" validate:"gte=0,lte=100"`
+}
+
+// Defaults of [WrapperConfig].
+const (
+	DefaultSlowThresholdMs = 50
+	DefaultFormatTimeoutMs = 100
+)
+
+func (w WrapperConfig) slowThresholdMs() int {
+	return cmp.Or(w.SlowThresholdMs, DefaultSlowThresholdMs)
+}
+
+func (w WrapperConfig) timeoutMs() int {
+	return cmp.Or(w.TimeoutMs, DefaultFormatTimeoutMs)
+}
+
+// OutputFormat is an endpoint's compact rendering of its JSON responses:
+// the MCP-wrapper data model's OutputFormat, as summary.Format holds it.
+// The template is a Go text/template over the response projected on
+// ExtractFields, e.g. "Found {{len .nodes}} entities:\n{{range .nodes}}- {{.name}}\n{{end}}"
+// (see summary.Format for its functions). The zero value is not valid.
+type OutputFormat struct {
+	// FormatID names the format (letters, digits and underscores) in the
+	// metrics and the log. Empty means the endpoint's match, with every
+	// other character replaced by an underscore.
+	FormatID string `json:"formatId,omitempty" yaml:"formatId,omitempty"`
+	// Template is the text/template source; it must hold at least one
+	// placeholder such as {{.name}}.
+	Template string `json:"template" yaml:"template" validate:"required"`
+	// ExtractFields are the paths of the fields the template sees (dotted,
+	// through arrays: "nodes.name"); at least one.
+	ExtractFields []string `json:"extractFields" yaml:"extractFields" validate:"min=1,dive,required"`
+	// Transforms rewrite fields before the template sees them, by path:
+	// "relativeTime", "truncateUuid" or "truncateText:N". Empty means none.
+	Transforms map[string]string `json:"transforms,omitempty" yaml:"transforms,omitempty"`
+	// MaxLength is the largest number of characters of the rendering;
+	// longer text is cut at a word boundary. Zero means no limit.
+	MaxLength int `json:"maxLength,omitempty" yaml:"maxLength,omitempty" validate:"gte=0"`
 }
 
 // Params names the request parameters the guard reads. Empty names mean the
@@ -195,6 +273,11 @@ type Endpoint struct {
 	// Format is how pages of a list are written: "json" (the default: the
 	// items as the server wrote them) or "toon" (FormatTOON).
 	Format string `json:"format,omitempty" yaml:"format,omitempty" validate:"omitempty,oneof=json toon"`
+	// OutputFormat, when set and Wrapper.CompactOutput is on, answers a
+	// JSON response over the threshold with its compact rendering (when
+	// that is smaller and fits the budget), with a details cursor that
+	// leads to the original; nil means none.
+	OutputFormat *OutputFormat `json:"outputFormat,omitempty" yaml:"outputFormat,omitempty"`
 }
 
 // Formats of pages (Endpoint.Format, Request.Format).
@@ -283,11 +366,23 @@ func (c Config) Validate() error {
 		if e.HardCap != 0 && e.HardCap < MinHardCap {
 			msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): hardCap %d must be >= %d", i, e.Match, e.HardCap, MinHardCap))
 		}
+		if e.OutputFormat != nil {
+			if _, err := e.OutputFormat.compile(e.Match, nil); err != nil {
+				msgs = append(msgs, fmt.Sprintf("endpoints[%d] (%s): outputFormat: %v", i, e.Match, err))
+			}
+		}
 		for j := range i {
 			if c.Endpoints[j].Match == e.Match {
 				msgs = append(msgs, fmt.Sprintf("endpoints[%d]: match %q repeats endpoints[%d]", i, e.Match, j))
 			}
 		}
+	}
+	if w := c.Wrapper; w.slowThresholdMs() >= w.timeoutMs() {
+		msgs = append(msgs, fmt.Sprintf("wrapper.slowThresholdMs %d must be < wrapper.timeoutMs %d (a run is logged as slow before it times out)",
+			w.slowThresholdMs(), w.timeoutMs()))
+	}
+	if w := c.Wrapper; w.CollectMetrics && w.MetricsFile == "" {
+		msgs = append(msgs, "wrapper.metricsFile is required when wrapper.collectMetrics is true: name the JSON Lines file of the metrics")
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -312,6 +407,9 @@ func fieldMessage(fe validator.FieldError) string {
 	case "lte":
 		return fmt.Sprintf("%s %v must be <= %s", name, fe.Value(), fe.Param())
 	case "min":
+		if fe.Kind() == reflect.Slice {
+			return fmt.Sprintf("%s must list at least %s entries", name, fe.Param())
+		}
 		return fmt.Sprintf("%s must be at least %s bytes long (use a random secret of 32 bytes or more)", name, fe.Param())
 	case "oneof":
 		return fmt.Sprintf("%s %q must be one of: %s", name, fe.Value(), fe.Param())

@@ -68,6 +68,7 @@ type Guard struct {
 	now      func() time.Time
 	since    func(time.Time) time.Duration // time.Since on g.now's clock
 	counter  budget.Counter                // from Options; nil means exact per Config.Encoding
+	lines    jsonLinesFiles                // the metrics and transformation log files of output formats
 	randKey  []byte                        // per-process key used when Config.Secret is empty
 	sampler  *telemetry.Sampler
 }
@@ -139,6 +140,7 @@ func (g *Guard) Close() error {
 	if g.ownStore {
 		errs = append(errs, g.store.Close())
 	}
+	errs = append(errs, g.lines.close())
 	return errors.Join(errs...)
 }
 
@@ -196,6 +198,7 @@ type rules struct {
 	format                          string // of pages: "", FormatJSON or FormatTOON
 	shape                           summary.Shape
 	summarizer                      *summary.Summarizer
+	compact                         *compactRules // the output format; nil for none
 }
 
 func (e *engine) rulesFor(endpoint string) *rules {
@@ -307,6 +310,9 @@ func (g *Guard) compile(c Config) (*engine, error) {
 	}
 	for _, ep := range c.Endpoints {
 		r, err := e.rules(ep)
+		if err == nil {
+			r.compact, err = g.compactRules(e, ep)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("ctxfit: endpoint %q: %w", ep.Match, err)
 		}

@@ -255,6 +255,11 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 		res.Record = withSizes(s.rec, s.data, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
 		return res, nil
 	}
+	if rl.compact != nil && kind == kindJSON {
+		if res, ok, err := s.compact(); ok || err != nil {
+			return res, err
+		}
+	}
 	return s.serveRoot(kind)
 }
 

@@ -111,7 +111,7 @@ func (ch Check) Settings() []Setting {
 			continue
 		}
 		s := Setting{Key: v.Key, Source: "file"}
-		f := rv.FieldByName(v.Field)
+		f := fieldOf(rv, v.Field)
 		if name, ok := ch.env[v.Field]; ok {
 			s.Source = name
 		} else if f.IsZero() {
@@ -133,11 +133,11 @@ func defaultValue(v EnvVar, c ctxfit.Config) (value, meaning string) {
 	switch v.Field {
 	case "HardCap":
 		return fmt.Sprint(max(ctxfit.DefaultHardCap, c.Threshold)), ""
-	case "Secret", "PreviousSecrets", "RedisURL":
+	case "Secret", "PreviousSecrets", "RedisURL", "Wrapper.MetricsFile", "Wrapper.LogFile":
 		return "", v.Default
 	}
 	var d ctxfit.Config
-	f := reflect.ValueOf(&d).Elem().FieldByName(v.Field)
+	f := fieldOf(reflect.ValueOf(&d).Elem(), v.Field)
 	if err := setField(f, v, strings.Fields(v.Default)[0]); err != nil {
 		return v.Default, "" // cannot happen: the table's defaults parse
 	}
@@ -150,6 +150,8 @@ func formatValue(f reflect.Value) string {
 	switch x := f.Interface().(type) {
 	case ctxfit.Duration:
 		v = shortDuration(time.Duration(x))
+	case *bool:
+		v = x != nil && *x
 	case []string:
 		items := make([]string, len(x))
 		for i, s := range x {

@@ -20,11 +20,12 @@ import (
 type EnvVar struct {
 	// Name is the variable, e.g. "CTXFIT_HARD_CAP".
 	Name string
-	// Field is the [ctxfit.Config] field the variable sets, e.g. "HardCap";
-	// empty for CTXFIT_CONFIG (the file's path).
+	// Field is the [ctxfit.Config] field the variable sets, e.g. "HardCap",
+	// dotted for a field of a section, e.g. "Wrapper.TimeoutMs"; empty for
+	// CTXFIT_CONFIG (the file's path).
 	Field string
-	// Key is the field's name in JSON and YAML files, e.g. "hardCap"; empty
-	// when Field is.
+	// Key is the field's name in JSON and YAML files, e.g. "hardCap" or
+	// "wrapper.timeoutMs"; empty when Field is.
 	Key string
 	// Form is the expected form of the value, e.g. "integer".
 	Form string
@@ -54,6 +55,8 @@ const (
 	formList     = "comma-separated list"
 	formPath     = "file path"
 	formURL      = "URL"
+	formBool     = "true or false"
+	formMs       = "milliseconds"
 )
 
 var envVars = []EnvVar{
@@ -129,6 +132,24 @@ var envVars = []EnvVar{
 	{Name: "CTXFIT_MAX_RESULT_SIZE_CHARS", Field: "MaxResultSizeChars", Key: "maxResultSizeChars", Form: formInt,
 		Default:     "8 x the hard cap",
 		Description: "Largest result of a guarded MCP tool, in characters, told to clients as _meta anthropic/maxResultSizeChars; negative leaves it out."},
+	{Name: "CTXFIT_COMPACT_OUTPUT", Field: "Wrapper.CompactOutput", Key: "wrapper.compactOutput", Form: formBool,
+		Default:     "true",
+		Description: "Answer a response over the threshold with its endpoint's output format (outputFormat) when that is smaller and fits; false shapes it as if there were none."},
+	{Name: "CTXFIT_COLLECT_METRICS", Field: "Wrapper.CollectMetrics", Key: "wrapper.collectMetrics", Form: formBool,
+		Default:     "false",
+		Description: "Append a JSON line of token metrics per formatted response to the metrics file."},
+	{Name: "CTXFIT_METRICS_FILE", Field: "Wrapper.MetricsFile", Key: "wrapper.metricsFile", Form: formPath,
+		Default:     "none",
+		Description: "JSON Lines file of the output formats' token metrics; required when collecting them."},
+	{Name: "CTXFIT_FORMAT_LOG_FILE", Field: "Wrapper.LogFile", Key: "wrapper.logFile", Form: formPath,
+		Default:     "none (the Guard's logger)",
+		Description: "JSON Lines file of the transformation log: output formats that failed or ran slowly."},
+	{Name: "CTXFIT_SLOW_THRESHOLD_MS", Field: "Wrapper.SlowThresholdMs", Key: "wrapper.slowThresholdMs", Form: formMs,
+		Default:     strconv.Itoa(ctxfit.DefaultSlowThresholdMs),
+		Description: "Processing time past which an output format's run is logged as slow; less than the format time limit."},
+	{Name: "CTXFIT_FORMAT_TIMEOUT_MS", Field: "Wrapper.TimeoutMs", Key: "wrapper.timeoutMs", Form: formMs,
+		Default:     strconv.Itoa(ctxfit.DefaultFormatTimeoutMs),
+		Description: "Time limit of an output format's run, at most 100; past it the response is shaped as if it had no format."},
 	{Name: EnvConfig, Form: formPath,
 		Default:     "none",
 		Description: "JSON or YAML settings file read by Load and Watch; variables override it."},
@@ -205,7 +226,7 @@ func overlayEnv(c ctxfit.Config, getenv func(string) string) (_ ctxfit.Config, s
 		if v.Field == "" || raw == "" {
 			continue
 		}
-		if err := setField(rv.FieldByName(v.Field), v, raw); err != nil {
+		if err := setField(fieldOf(rv, v.Field), v, raw); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -218,6 +239,15 @@ func overlayEnv(c ctxfit.Config, getenv func(string) string) (_ ctxfit.Config, s
 }
 
 var durationType = reflect.TypeFor[ctxfit.Duration]()
+
+// fieldOf returns the field of the struct value rv that a dotted
+// EnvVar.Field names.
+func fieldOf(rv reflect.Value, field string) reflect.Value {
+	for name := range strings.SplitSeq(field, ".") {
+		rv = rv.FieldByName(name)
+	}
+	return rv
+}
 
 // setField parses raw into f, which has the type of v's field.
 func setField(f reflect.Value, v EnvVar, raw string) error {
@@ -237,6 +267,16 @@ func setField(f reflect.Value, v EnvVar, raw string) error {
 		f.SetInt(int64(d))
 	case f.Kind() == reflect.String:
 		f.SetString(s)
+	case f.Kind() == reflect.Bool || f.Type() == reflect.TypeFor[*bool]():
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return bad("true or false")
+		}
+		if f.Kind() == reflect.Pointer {
+			f.Set(reflect.ValueOf(&b))
+		} else {
+			f.SetBool(b)
+		}
 	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, f.Type().Bits())
 		if err != nil {

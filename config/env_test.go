@@ -34,12 +34,18 @@ func TestEnvVars(t *testing.T) {
 				assert.Empty(t, v.Key, v.Name)
 				continue
 			}
-			f, ok := typ.FieldByName(v.Field)
-			if assert.True(t, ok, "%s: ctxfit.Config has no field %s", v.Name, v.Field) {
+			// A dotted field is a field of a section: its key is dotted too.
+			st, keys := typ, []string{}
+			for name := range strings.SplitSeq(v.Field, ".") {
+				f, ok := st.FieldByName(name)
+				if !assert.True(t, ok, "%s: ctxfit.Config has no field %s", v.Name, v.Field) {
+					break
+				}
 				key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-				assert.Equal(t, key, v.Key, v.Name)
 				assert.Contains(t, f.Tag.Get("yaml"), key, v.Name)
+				keys, st = append(keys, key), f.Type
 			}
+			assert.Equal(t, strings.Join(keys, "."), v.Key, v.Name)
 		}
 	})
 
@@ -55,6 +61,9 @@ func TestEnvVars(t *testing.T) {
 				continue // Params and Endpoints are set in files only
 			}
 			assert.Contains(t, byField, f.Name, "ctxfit.Config.%s has no CTXFIT_* variable", f.Name)
+		}
+		for f := range reflect.TypeFor[ctxfit.WrapperConfig]().Fields() {
+			assert.Contains(t, byField, "Wrapper."+f.Name, "ctxfit.Config.Wrapper.%s has no CTXFIT_* variable", f.Name)
 		}
 	})
 
@@ -102,24 +111,30 @@ func TestFromEnv(t *testing.T) {
 	}{
 		{"no variables leave the base as it is", nil, ctxfit.Config{}},
 		{"every variable sets its field", map[string]string{
-			"CTXFIT_THRESHOLD":        "3000",
-			"CTXFIT_HARD_CAP":         "9000",
-			"CTXFIT_PAGE_SIZE":        "20",
-			"CTXFIT_MAX_PAGE_SIZE":    "100",
-			"CTXFIT_CHUNK_TOKENS":     "1000",
-			"CTXFIT_CURSOR_TTL":       "15m",
-			"CTXFIT_SECRET":           secretA,
-			"CTXFIT_PREVIOUS_SECRETS": secretB + "," + secretA,
-			"CTXFIT_ENCODING":         "cl100k_base",
-			"CTXFIT_MODE":             "replay",
-			"CTXFIT_SHAPE_TIMEOUT":    "1500ms",
-			"CTXFIT_MAX_BUFFER_BYTES": "1048576",
-			"CTXFIT_STORE_MAX_BYTES":  "17179869184",
-			"CTXFIT_STORE_MAX_ITEMS":  "500",
-			"CTXFIT_STORE_TIMEOUT":    "250ms",
-			"CTXFIT_ESTIMATE_SAMPLE":  "0.5",
-			"CTXFIT_REDIS_URL":        "redis://user:pass@localhost:6379/0",
-			"CTXFIT_CONFIG":           "/does/not/matter.yaml",
+			"CTXFIT_THRESHOLD":         "3000",
+			"CTXFIT_HARD_CAP":          "9000",
+			"CTXFIT_PAGE_SIZE":         "20",
+			"CTXFIT_MAX_PAGE_SIZE":     "100",
+			"CTXFIT_CHUNK_TOKENS":      "1000",
+			"CTXFIT_CURSOR_TTL":        "15m",
+			"CTXFIT_SECRET":            secretA,
+			"CTXFIT_PREVIOUS_SECRETS":  secretB + "," + secretA,
+			"CTXFIT_ENCODING":          "cl100k_base",
+			"CTXFIT_MODE":              "replay",
+			"CTXFIT_SHAPE_TIMEOUT":     "1500ms",
+			"CTXFIT_MAX_BUFFER_BYTES":  "1048576",
+			"CTXFIT_STORE_MAX_BYTES":   "17179869184",
+			"CTXFIT_STORE_MAX_ITEMS":   "500",
+			"CTXFIT_STORE_TIMEOUT":     "250ms",
+			"CTXFIT_ESTIMATE_SAMPLE":   "0.5",
+			"CTXFIT_REDIS_URL":         "redis://user:pass@localhost:6379/0",
+			"CTXFIT_CONFIG":            "/does/not/matter.yaml",
+			"CTXFIT_COMPACT_OUTPUT":    "false",
+			"CTXFIT_COLLECT_METRICS":   "true",
+			"CTXFIT_METRICS_FILE":      "/var/log/ctxfit/metrics.jsonl",
+			"CTXFIT_FORMAT_LOG_FILE":   "/var/log/ctxfit/formats.jsonl",
+			"CTXFIT_SLOW_THRESHOLD_MS": "20",
+			"CTXFIT_FORMAT_TIMEOUT_MS": "80",
 		}, ctxfit.Config{
 			Threshold: 3000, HardCap: 9000, PageSize: 20, MaxPageSize: 100, ChunkTokens: 1000,
 			CursorTTL: ctxfit.Duration(15 * time.Minute), Secret: secretA,
@@ -128,6 +143,9 @@ func TestFromEnv(t *testing.T) {
 			StoreMaxBytes: 16 << 30, StoreMaxItems: 500, EstimateSample: 0.5,
 			StoreTimeout: ctxfit.Duration(250 * time.Millisecond),
 			RedisURL:     "redis://user:pass@localhost:6379/0",
+			Wrapper: ctxfit.WrapperConfig{CompactOutput: new(false), CollectMetrics: true,
+				MetricsFile: "/var/log/ctxfit/metrics.jsonl", LogFile: "/var/log/ctxfit/formats.jsonl",
+				SlowThresholdMs: 20, TimeoutMs: 80},
 		}},
 		{"spaces around values and list entries are removed", map[string]string{
 			"CTXFIT_THRESHOLD":        " 3000\n",
@@ -150,6 +168,19 @@ func TestFromEnv(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ctxfit.Config{Threshold: 1000, HardCap: 6000, Endpoints: []ctxfit.Endpoint{{Match: "x"}}}, got)
 		assert.Equal(t, 5000, base.HardCap, "the base is not modified")
+	})
+
+	t.Run("the result shares nothing with the base", func(t *testing.T) {
+		format := &ctxfit.OutputFormat{Template: "{{.a}}", ExtractFields: []string{"a"}, Transforms: map[string]string{"a": "truncateUuid"}}
+		base := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "x", OutputFormat: format}}, Wrapper: ctxfit.WrapperConfig{CompactOutput: new(true)}}
+		got, err := config.FromEnv(base, env(map[string]string{"CTXFIT_COMPACT_OUTPUT": "false"}))
+		require.NoError(t, err)
+		assert.False(t, *got.Wrapper.CompactOutput)
+		assert.True(t, *base.Wrapper.CompactOutput, "the base keeps its switch")
+		got.Endpoints[0].OutputFormat.ExtractFields[0] = "changed"
+		got.Endpoints[0].OutputFormat.Transforms["a"] = "changed"
+		assert.Equal(t, "a", format.ExtractFields[0], "nor does it share the format's fields")
+		assert.Equal(t, "truncateUuid", format.Transforms["a"], "or transforms")
 	})
 
 	t.Run("a nil getenv reads the process environment", func(t *testing.T) {
@@ -185,6 +216,14 @@ func TestFromEnvErrors(t *testing.T) {
 			[]string{"CTXFIT_ENCODING", `encoding "gpt2" must be one of: o200k_base cl100k_base`}},
 		{"an unknown mode fails validation", "CTXFIT_MODE", "cache",
 			[]string{"CTXFIT_MODE", "must be one of: store replay"}},
+		{"a word for a switch is rejected", "CTXFIT_COMPACT_OUTPUT", "maybe",
+			[]string{"CTXFIT_COMPACT_OUTPUT=\"maybe\"", "true or false"}},
+		{"a format time limit over 100 ms fails validation", "CTXFIT_FORMAT_TIMEOUT_MS", "250",
+			[]string{"CTXFIT_FORMAT_TIMEOUT_MS", "wrapper.timeoutMs 250 must be <= 100"}},
+		{"a slow threshold at the time limit fails validation", "CTXFIT_SLOW_THRESHOLD_MS", "100",
+			[]string{"CTXFIT_SLOW_THRESHOLD_MS", "wrapper.slowThresholdMs 100 must be < wrapper.timeoutMs 100"}},
+		{"metrics without a file fail validation", "CTXFIT_COLLECT_METRICS", "true",
+			[]string{"CTXFIT_COLLECT_METRICS", "wrapper.metricsFile is required"}},
 		{"a hard cap below the threshold fails validation", "CTXFIT_HARD_CAP", "100",
 			[]string{"config: invalid settings from CTXFIT_HARD_CAP", "hardCap 100 must be >= threshold 4000"}},
 	}

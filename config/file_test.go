@@ -40,9 +40,21 @@ var example = ctxfit.Config{
 			ArrayPath: "data.items", SummaryFields: []string{"id", "status", "guest.name"},
 			DetailsEndpoint: "/api/v1/bookings/{id}",
 			Format:          "toon",
+			OutputFormat: &ctxfit.OutputFormat{
+				FormatID:      "bookings",
+				Template:      "{{len .data.items}} bookings:\n{{range .data.items}}- {{.id}} {{.status}} {{.guest.name}}, {{.createdAt}}\n{{end}}",
+				ExtractFields: []string{"data.items.id", "data.items.status", "data.items.guest.name", "data.items.createdAt"},
+				Transforms:    map[string]string{"data.items.createdAt": "relativeTime"},
+				MaxLength:     20000,
+			},
 		},
 		{Match: "read_log", Compare: true},
 		{Match: "GET /healthz", Disabled: true},
+	},
+	Wrapper: ctxfit.WrapperConfig{
+		CompactOutput: ptr(true), CollectMetrics: true,
+		MetricsFile: "/var/log/ctxfit/metrics.jsonl", LogFile: "/var/log/ctxfit/formats.jsonl",
+		SlowThresholdMs: 50, TimeoutMs: 100,
 	},
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"net/url"
 	"os"
 	"reflect"
@@ -99,7 +100,14 @@ func clone(c ctxfit.Config) ctxfit.Config {
 		e.Summary = cloneBool(e.Summary)
 		e.Chunking = cloneBool(e.Chunking)
 		e.SummaryFields = slices.Clone(e.SummaryFields)
+		if f := e.OutputFormat; f != nil {
+			copied := *f
+			copied.ExtractFields = slices.Clone(f.ExtractFields)
+			copied.Transforms = maps.Clone(f.Transforms)
+			e.OutputFormat = &copied
+		}
 	}
+	c.Wrapper.CompactOutput = cloneBool(c.Wrapper.CompactOutput)
 	return c
 }
 

@@ -63,7 +63,27 @@ type Format struct {
 	// longer text is cut at a word boundary and ends with "…". Zero means no
 	// limit; must be >= 0.
 	MaxLength int
+	// FieldTransforms rewrite values before the template sees them: the
+	// MCP-wrapper data model's transforms, keyed by a [Project] path of the
+	// projected response ("nodes.created_at" reaches the field in every
+	// element of nodes) and naming a built-in transform:
+	//
+	//	relativeTime     an RFC 3339 timestamp or a date as "2h ago", "in 5m"
+	//	truncateUuid     the last 8 characters after "...": "...55440000"
+	//	truncateText:N   at most N characters, cut at a word boundary, "..." added
+	//
+	// A path the response lacks is skipped; a transform that fails (a value
+	// that is not a time) makes the output fall back to the JSON. Nil means
+	// none.
+	FieldTransforms map[string]string
 }
+
+// Names of the built-in field transforms ([Format.FieldTransforms]).
+const (
+	TransformRelativeTime = "relativeTime"
+	TransformTruncateUUID = "truncateUuid"
+	TransformTruncateText = "truncateText" // with ":N", the largest number of characters
+)
 
 // FormatOptions configure a [Formatter]. The zero value (or a nil
 // *FormatOptions) gives the defaults listed with each field.
@@ -92,8 +112,9 @@ type Formatter struct {
 }
 
 type compiledFormat struct {
-	f    Format
-	tmpl *template.Template
+	f          Format
+	tmpl       *template.Template
+	transforms []fieldTransform
 }
 
 var formatID = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
@@ -152,6 +173,14 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 	if _, _, err := compilePaths(format.Fields); err != nil {
 		return fail("%v", err)
 	}
+	transforms := make([]fieldTransform, 0, len(format.FieldTransforms))
+	for path, name := range format.FieldTransforms {
+		t, err := f.fieldTransform(path, name)
+		if err != nil {
+			return fail("%v", err)
+		}
+		transforms = append(transforms, t)
+	}
 	funcs := template.FuncMap{
 		"relTime":  func(v any) (string, error) { return relativeTime(v, f.now()) },
 		"last8":    func(v any) string { s := fmt.Sprint(v); return s[max(len(s)-8, 0):] },
@@ -171,7 +200,7 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 		return fail("the template does not parse: %v", err)
 	}
 	format.Fields = append([]string(nil), format.Fields...)
-	return &compiledFormat{f: format, tmpl: tmpl}, nil
+	return &compiledFormat{f: format, tmpl: tmpl, transforms: transforms}, nil
 }
 
 // Metrics measure one use of a format: the MCP-wrapper data model's
@@ -218,7 +247,7 @@ type Output struct {
 // transforms return; its text is discarded.
 func (f *Formatter) Format(ctx context.Context, operation string, raw []byte) Output {
 	start := time.Now()
-	text, err := f.render(ctx, operation, raw)
+	text, err := f.Render(ctx, operation, raw)
 	elapsed := time.Since(start)
 	m := Metrics{
 		Operation:        operation,
@@ -242,7 +271,20 @@ func (f *Formatter) Format(ctx context.Context, operation string, raw []byte) Ou
 	return Output{Text: text, Fallback: err, Metrics: m}
 }
 
-func (f *Formatter) render(ctx context.Context, operation string, raw []byte) (string, error) {
+// ID returns the ID of operation's format, "" when it has none.
+func (f *Formatter) ID(operation string) string {
+	if c := f.formats[operation]; c != nil {
+		return c.f.ID
+	}
+	return ""
+}
+
+// Render is [Formatter.Format] without the measuring and without the
+// fallback: the compact text, or the error that Format's Fallback would
+// hold (wrapping [ErrNoFormat], [ErrFormatFailed] or [ErrFormatTimeout]).
+// It is for callers that measure raw their own way (the guard counts a
+// large response only up to its hard cap).
+func (f *Formatter) Render(ctx context.Context, operation string, raw []byte) (string, error) {
 	c := f.formats[operation]
 	if c == nil {
 		return "", fmt.Errorf("%w %q; the JSON is sent as it is: add a Format for it to compact it", ErrNoFormat, operation)
@@ -274,6 +316,12 @@ func (f *Formatter) render(ctx context.Context, operation string, raw []byte) (s
 				done <- result{err: fmt.Errorf("panic: %v", r)}
 			}
 		}()
+		for _, t := range c.transforms {
+			if err := t.apply(data); err != nil {
+				done <- result{err: err}
+				return
+			}
+		}
 		var b strings.Builder
 		err := c.tmpl.Execute(&b, data)
 		done <- result{b.String(), err}

@@ -24,6 +24,9 @@ const (
 	StrategySearch = "search"
 	// StrategyQuery: the results of a jq query over a response.
 	StrategyQuery = "query"
+	// StrategyFormat: the compact rendering of an endpoint's output format
+	// (ctxfit.OutputFormat), with a cursor to the original.
+	StrategyFormat = "format"
 	// StrategyError: shaping failed and an error was returned.
 	StrategyError = "error"
 )

@@ -54,12 +54,13 @@ type schema struct {
 	Type                 string             `json:"type,omitempty"`
 	Properties           map[string]*schema `json:"properties,omitempty"`
 	Required             []string           `json:"required,omitempty"`
-	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
+	AdditionalProperties any                `json:"additionalProperties,omitempty"` // false, or the schema of a map's values
 	Items                *schema            `json:"items,omitempty"`
 	Enum                 []string           `json:"enum,omitempty"`
 	Minimum              *float64           `json:"minimum,omitempty"`
 	Maximum              *float64           `json:"maximum,omitempty"`
 	MinLength            *int               `json:"minLength,omitempty"`
+	MinItems             *int               `json:"minItems,omitempty"`
 	Pattern              string             `json:"pattern,omitempty"`
 	AnyOf                []*schema          `json:"anyOf,omitempty"`
 	Defs                 map[string]*schema `json:"$defs,omitempty"`
@@ -158,6 +159,8 @@ func (g *generator) field(t reflect.Type) *schema {
 		return &schema{Ref: "#/$defs/" + t.Name()}
 	case t.Kind() == reflect.Slice:
 		return &schema{Type: "array", Items: g.field(t.Elem())}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		return &schema{Type: "object", AdditionalProperties: g.field(t.Elem())}
 	case t.Kind() == reflect.String:
 		return &schema{Type: "string"}
 	case t.Kind() == reflect.Bool:
@@ -196,7 +199,11 @@ func applyRules(s *schema, rules []string) {
 			if err != nil {
 				panic("schemagen: rule " + r)
 			}
-			s.MinLength = &n
+			if s.Type == "array" {
+				s.MinItems = &n
+			} else {
+				s.MinLength = &n
+			}
 		}
 	}
 }

@@ -1,0 +1,271 @@
+package ctxfit
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
+	"github.com/ctxfit/ctxfit/summary"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// An endpoint's OutputFormat is a strategy tried before the others on a
+// JSON response over the threshold: the compact rendering, with a details
+// cursor that leads back to the original, when the rendering is smaller
+// than the response and fits the budget. When it fails, times out, is not
+// smaller or does not fit, the response is shaped as if there were no
+// format: the original over the hard cap is never sent.
+
+// compactRules are an endpoint's compiled output format.
+type compactRules struct {
+	op        string // the endpoint's match: the operation of metrics and logs
+	formatter *summary.Formatter
+	slow      time.Duration
+	metrics   *jsonLines // nil without CollectMetrics
+	log       *jsonLines // nil: the Guard's logger
+}
+
+// maxLoggedError bounds the error of a transformation log entry: a
+// projection's error may list every field of the response.
+const maxLoggedError = 500
+
+// compactEnvelopeTokens is what the compact rendering's envelope (its
+// meta, details cursor and budget fields) may add to the text.
+const compactEnvelopeTokens = 200
+
+var nonID = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+// summaryFormat is f as a summary.Format for the endpoint match.
+func (f *OutputFormat) summaryFormat(match string) summary.Format {
+	id := f.FormatID
+	if id == "" {
+		id = nonID.ReplaceAllString(match, "_")
+	}
+	return summary.Format{ID: id, Template: f.Template, Fields: f.ExtractFields, MaxLength: f.MaxLength, FieldTransforms: f.Transforms}
+}
+
+// compile returns a Formatter of f alone, under the operation match. Nil
+// opts counts with an estimate: what validation needs.
+func (f *OutputFormat) compile(match string, opts *summary.FormatOptions) (*summary.Formatter, error) {
+	if opts == nil {
+		opts = &summary.FormatOptions{Counter: budget.Estimator{}}
+	}
+	return summary.NewFormatter(map[string]summary.Format{match: f.summaryFormat(match)}, opts)
+}
+
+// compactRules compiles ep's output format; nil when it has none or
+// compact output is off.
+func (g *Guard) compactRules(e *engine, ep Endpoint) (*compactRules, error) {
+	w := e.cfg.Wrapper
+	if ep.OutputFormat == nil || !on(w.CompactOutput) {
+		return nil, nil
+	}
+	f, err := ep.OutputFormat.compile(ep.Match, &summary.FormatOptions{
+		Counter: e.counter,
+		Timeout: time.Duration(w.timeoutMs()) * time.Millisecond,
+		Now:     g.now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cr := &compactRules{op: ep.Match, formatter: f, slow: time.Duration(w.slowThresholdMs()) * time.Millisecond}
+	if w.CollectMetrics {
+		cr.metrics = g.lines.open(w.MetricsFile)
+	}
+	if w.LogFile != "" {
+		cr.log = g.lines.open(w.LogFile)
+	}
+	return cr, nil
+}
+
+// compact serves the compact rendering of the response; ok is false when
+// the response is to be shaped as if there were no format.
+func (s *shaper) compact() (res Result, ok bool, err error) {
+	cr := s.rl.compact
+	start := s.g.now()
+	text, rerr := cr.formatter.Render(s.ctx, cr.op, s.data)
+	elapsed := max(s.g.since(start), 0)
+	if rerr != nil && s.ctx.Err() != nil {
+		return Result{}, true, errTimeout
+	}
+	m := summary.Metrics{
+		Operation: cr.op, Timestamp: start, RawBytes: len(s.data), CompactBytes: len(s.data),
+		RawTokens: s.rec.TokensBefore, CompactTokens: s.rec.TokensBefore,
+		ProcessingTimeMs: float64(elapsed.Microseconds()) / 1000, UsedFallback: true,
+	}
+	defer func() {
+		if m.RawTokens > 0 {
+			m.SavingsPercent = 100 * float64(m.RawTokens-m.CompactTokens) / float64(m.RawTokens)
+		}
+		if cr.metrics != nil {
+			cr.metrics.write(s.g.logger, m)
+		}
+		s.logTransformation(cr, m, rerr, elapsed)
+	}()
+	if rerr != nil {
+		return Result{}, false, nil
+	}
+	limit := s.rl.budget.Threshold - compactEnvelopeTokens
+	tokens := budget.CountUpTo(s.e.counter, text, max(limit, 0))
+	if tokens > limit || tokens >= s.rec.TokensBefore {
+		return Result{}, false, nil // does not fit, or is not smaller
+	}
+	tok, err := s.cursorFor(ref{kind: contDetails, end: int64(len(s.data))})
+	if errors.Is(err, errNoContinuation) {
+		return Result{}, false, nil // without a way back, the original would be lost
+	}
+	if err != nil {
+		return Result{}, true, err
+	}
+	out := append(make([]byte, 0, len(text)+len(tok)+128), `{"text":"`...)
+	out, _ = rawjson.Escape(out, []byte(text))
+	out = append(out, `","meta":{"format":"`...)
+	out, _ = rawjson.Escape(out, []byte(cr.formatter.ID(cr.op)))
+	out = append(out, `","originalTokens":`...)
+	out = strconv.AppendInt(out, int64(s.rec.TokensBefore), 10)
+	out = append(out, `,"detailsCursor":"`...)
+	out = append(out, tok...)
+	out = append(out, `"}}`...)
+	res, err = s.finish(out, telemetry.StrategyFormat)
+	if err == errOverCap {
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, true, err
+	}
+	m.CompactBytes, m.CompactTokens, m.UsedFallback = len(text), tokens, false
+	res.Details = tok
+	about := ""
+	if s.rec.TokensBeforeEstimated {
+		about = "about "
+	}
+	res.Summary = fmt.Sprintf("Showing a compact rendering (%s of %s%s tokens; budget %s). The original JSON: its details cursor (meta.detailsCursor) with fields=all.",
+		thousands(res.Record.TokensAfter), about, thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
+	return res, true, nil
+}
+
+// logTransformation writes the transformation log's entry of a format's
+// run, if any: a failure (level error) or a slow run (level warn).
+func (s *shaper) logTransformation(cr *compactRules, m summary.Metrics, rerr error, elapsed time.Duration) {
+	entry := summary.TransformationLog{Timestamp: m.Timestamp, Operation: cr.op, InputSize: m.RawBytes, UsedFallback: rerr != nil}
+	switch {
+	case rerr != nil:
+		entry.Level, entry.Error, entry.ProcessingTimeMs = summary.LogError, shorten(rerr.Error(), maxLoggedError), m.ProcessingTimeMs
+	case elapsed > cr.slow:
+		entry.Level, entry.ProcessingTimeMs = summary.LogWarn, m.ProcessingTimeMs
+	default:
+		return
+	}
+	entry.ID = newUUID()
+	if cr.log != nil {
+		cr.log.write(s.g.logger, entry)
+		return
+	}
+	level := slog.LevelWarn
+	if entry.Level == summary.LogError {
+		level = slog.LevelError
+	}
+	msg, attrs := "ctxfit: output format ran slowly", []any{}
+	if entry.Error != "" {
+		msg, attrs = "ctxfit: output format failed; the response is shaped as if it had none", []any{"err", entry.Error}
+	}
+	s.g.logger.Log(s.ctx, level, msg, append(attrs, "operation", entry.Operation, "inputSize", entry.InputSize,
+		"processingTimeMs", entry.ProcessingTimeMs, "usedFallback", entry.UsedFallback)...)
+}
+
+// jsonLinesFiles are the JSON Lines files of a Guard (metrics, logs), each
+// opened once, on its first line, and closed by [Guard.Close]. It is safe
+// for concurrent use.
+type jsonLinesFiles struct {
+	mu    sync.Mutex
+	files map[string]*jsonLines
+}
+
+// open returns the file at path, the same one on every call.
+func (fs *jsonLinesFiles) open(path string) *jsonLines {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.files == nil {
+		fs.files = map[string]*jsonLines{}
+	}
+	f := fs.files[path]
+	if f == nil {
+		f = &jsonLines{path: path}
+		fs.files[path] = f
+	}
+	return f
+}
+
+func (fs *jsonLinesFiles) close() error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var errs []error
+	for _, f := range fs.files {
+		errs = append(errs, f.close())
+	}
+	return errors.Join(errs...)
+}
+
+// jsonLines appends JSON values, one a line, to a file.
+type jsonLines struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	err  error // of opening: reported once
+	done bool  // opened (or failed to)
+}
+
+// write appends v as one line; a failure is logged, never returned.
+func (l *jsonLines) write(logger *slog.Logger, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		logger.Warn("ctxfit: encoding a line of "+l.path, "err", err)
+		return
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.done = true
+		l.f, l.err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if l.err != nil {
+			logger.Warn("ctxfit: cannot open "+l.path+"; its lines are dropped", "err", l.err)
+		}
+	}
+	if l.f == nil {
+		return
+	}
+	if _, err := l.f.Write(b); err != nil {
+		logger.Warn("ctxfit: writing a line of "+l.path, "err", err)
+	}
+}
+
+func (l *jsonLines) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true // no reopening after Close
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

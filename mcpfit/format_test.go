@@ -1,0 +1,50 @@
+package mcpfit_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
+)
+
+func TestAToolsOutputFormatIsAppliedAndTheDetailsToolGivesTheOriginal(t *testing.T) {
+	cfg := ctxfit.Config{Endpoints: []ctxfit.Endpoint{{Match: "search_bookings", OutputFormat: &ctxfit.OutputFormat{
+		Template:      "{{.total}} bookings for {{printf \"%q\" .query}}:\n{{range .results}}- {{.id}} {{.status}} {{.guestName}}, {{.checkInDate}}\n{{end}}",
+		ExtractFields: []string{"query", "total", "results.id", "results.status", "results.guestName", "results.checkInDate"},
+		Transforms:    map[string]string{"results.guestName": "truncateText:12"},
+	}}}}
+	cs, raw := guarded(t, cfg, nil)
+	args := map[string]any{"query": "", "limit": 60}
+	res := mcptest.Call(t, cs, "search_bookings", args)
+	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+	assert.Equal(t, "format", res.Meta[mcpcore.MetaStrategy])
+	assert.LessOrEqual(t, mcptest.Tokens(t, res), 12000, "within the hard cap")
+	original := bodyOf(t, mcptest.Call(t, raw, "search_bookings", args))
+	assert.Less(t, mcptest.Tokens(t, res), mcptest.Count(original), "smaller than the original")
+
+	texts := mcptest.Texts(t, res)
+	var body struct {
+		Text string `json:"text"`
+		Meta struct {
+			Format        string `json:"format"`
+			DetailsCursor string `json:"detailsCursor"`
+		} `json:"meta"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(texts[0]), &body))
+	assert.Regexp(t, `^\d+ bookings for "":\n- BK\d+ \w+ `, body.Text, "the tool's format rendered the result")
+	assert.Equal(t, "search_bookings", body.Meta.Format, "the format's ID defaults to the tool name")
+	details := mcptest.DetailsCursor(res)
+	require.NotEmpty(t, details, "the details cursor is in _meta")
+	assert.Equal(t, details, body.Meta.DetailsCursor, "and in the body")
+	require.Len(t, texts, 2, "the compact rendering and the guidance line")
+	assert.Contains(t, texts[1], "Showing a compact rendering")
+
+	full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
+	require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
+	assert.Equal(t, original, mcptest.Texts(t, full)[0], "the details tool gives the original, byte for byte")
+}
