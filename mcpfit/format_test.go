@@ -43,6 +43,7 @@ func TestAToolsOutputFormatIsAppliedAndTheDetailsToolGivesTheOriginal(t *testing
 	assert.Equal(t, details, body.Meta.DetailsCursor, "and in the body")
 	require.Len(t, texts, 2, "the compact rendering and the guidance line")
 	assert.Contains(t, texts[1], "Showing a compact rendering")
+	assert.Contains(t, texts[1], "For the original JSON call ctxfit_details with {\"cursor\":", "the guidance names the MCP tool")
 
 	full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
 	require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
