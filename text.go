@@ -53,14 +53,14 @@ func (s *shaper) serveText(r ref, lay layout) (Result, error) {
 // plans the whole text to count the chunks and lines, and fills them into
 // the ref it returns.
 func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
-	text := s.data[r.start:r.end]
+	n := int(r.end - r.start)
 	at := int(r.pos - r.start)
 	key := planKey(s.contentID(), r, limit, s.e.cfg.Encoding)
 	if at == 0 && r.index == 0 {
 		p := s.g.plans.get(key)
 		if p == nil {
 			var err error
-			if p, err = s.plan(text, r.form, limit); err != nil {
+			if p, err = s.plan(s.text(r, 0, n), r.form, limit); err != nil {
 				return chunk.Span{}, r, err
 			}
 			s.g.plans.put(key, p)
@@ -75,7 +75,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 		first, _ := p.chunkAt(0)
 		return first, r, nil
 	}
-	if at >= len(text) {
+	if at >= n {
 		return chunk.Span{Start: at, End: at}, r, nil
 	}
 	if p := s.g.plans.get(key); p != nil {
@@ -83,7 +83,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 			return sp, r, nil
 		}
 	}
-	from, to := chunk.Window(len(text), at, limit)
+	from, to := chunk.Window(n, at, limit)
 	// The window holds the longest chunk limit tokens can make (128 bytes
 	// a token), which prose and logs never come near: first try one sized
 	// for text (narrowBytesPerToken), and keep its chunk when it ends well
@@ -91,7 +91,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 	// exactly: the narrow window can only move a boundary, never lose a
 	// byte or pass the budget.
 	if narrow := at + limit*narrowBytesPerToken + narrowSlack; narrow < to {
-		sp, err := s.cutIn(text[from:narrow], at-from, limit, r)
+		sp, err := s.cutIn(s.text(r, from, narrow), at-from, limit, r)
 		if err != nil {
 			return chunk.Span{}, r, err
 		}
@@ -100,7 +100,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 			return sp, r, nil
 		}
 	}
-	sp, err := s.cutIn(text[from:to], at-from, limit, r)
+	sp, err := s.cutIn(s.text(r, from, to), at-from, limit, r)
 	if err != nil {
 		return chunk.Span{}, r, err
 	}
@@ -149,11 +149,10 @@ func (s *shaper) cutIn(window []byte, at, limit int, r ref) (chunk.Span, error) 
 // textResult writes the envelope of the chunk span (offsets of the text)
 // of the text r continues.
 func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) {
-	text := s.data[r.start:r.end]
-	piece := text[span.Start:span.End]
+	piece := s.text(r, span.Start, span.End)
 	var next string
 	total := r.total
-	if span.End < len(text) {
+	if span.End < int(r.end-r.start) {
 		nr := r
 		nr.pos = r.start + int64(span.End)
 		nr.offset = int64(span.End)
