@@ -3,15 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/contbench"
 	"github.com/ctxfit/ctxfit/internal/corpus"
 	rebuild "github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/redistest"
@@ -22,22 +20,6 @@ import (
 // (GETRANGE): these tests follow every cursor through a real redis-server,
 // and the benchmark compares a continuation from a large snapshot with one
 // from a small one.
-
-// listOf returns a JSON list of corpus items of about n bytes.
-func listOf(n int) []byte {
-	one, _ := json.Marshal(corpus.Items(1)[0])
-	b, _ := json.Marshal(corpus.Items(max(1, n/(len(one)+1))))
-	return b
-}
-
-// logOf returns a text log of about n bytes.
-func logOf(n int) []byte {
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "2026-11-24T08:%02d:%02dZ INFO request %d served in %d ms for /api/v1/bookings?page=%d\n", i/60%60, i%60, i, i%97, i%13)
-	}
-	return []byte(b.String())
-}
 
 // redisGuard returns a Guard in store mode whose snapshots are in the
 // Redis at url, under a prefix of the test's own.
@@ -65,9 +47,9 @@ func TestFollowingEveryCursorThroughRedisGivesTheOriginal(t *testing.T) {
 		body        []byte
 		contentType string
 	}{
-		{"the pages of a 1 MB list", listOf(1 << 20), "application/json"},
+		{"the pages of a 1 MB list", contbench.List(1 << 20), "application/json"},
 		{"the pages of an indented list", pretty, "application/json"},
-		{"the chunks of a 1 MB log", logOf(1 << 20), "text/plain"},
+		{"the chunks of a 1 MB log", contbench.Log(1 << 20), "text/plain"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := redisGuard(t, url, ctxfit.Config{Threshold: 2000, HardCap: 4000})
@@ -97,48 +79,8 @@ func TestFollowingEveryCursorThroughRedisGivesTheOriginal(t *testing.T) {
 // is at most 1.5), as the root package's BenchmarkContinuation measures it
 // for the in-memory store:
 //
-//	go test -run '^$' -bench RedisContinuation -benchtime 200x ./store/redisstore
+//	go test -run '^$' -bench RedisContinuation -benchtime 1000x ./store/redisstore
 func BenchmarkRedisContinuation(b *testing.B) {
 	url := redistest.URL(b)
-	for _, kind := range []struct {
-		name        string
-		make        func(int) []byte
-		contentType string
-	}{
-		{"list", listOf, "application/json"},
-		{"text", logOf, "text/plain"},
-	} {
-		var small float64
-		for _, size := range []struct {
-			name  string
-			bytes int
-		}{{"100KB", 100 << 10}, {"10MB", 10 << 20}} {
-			b.Run(kind.name+"/"+size.name, func(b *testing.B) {
-				g := redisGuard(b, url, ctxfit.Config{})
-				body := kind.make(size.bytes)
-				fetch := func(context.Context) (ctxfit.Response, error) {
-					return ctxfit.Response{Body: body, ContentType: kind.contentType}, nil
-				}
-				req := ctxfit.Request{Endpoint: "data", Path: "/data"}
-				res, err := g.Handle(context.Background(), req, fetch)
-				if err != nil || res.Next == "" {
-					b.Fatal(err, res.Strategy)
-				}
-				req.Cursor = res.Next // the second page
-				runtime.GC()          // not the garbage of making a 10 MB body
-				b.ReportAllocs()
-				for b.Loop() {
-					if res, err := g.Handle(context.Background(), req, fetch); err != nil || len(res.Body) == 0 {
-						b.Fatal(err)
-					}
-				}
-				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-				if size.name == "100KB" {
-					small = ns
-				} else if small > 0 {
-					b.ReportMetric(ns/small, "x-small")
-				}
-			})
-		}
-	}
+	contbench.Run(b, func(b *testing.B) *ctxfit.Guard { return redisGuard(b, url, ctxfit.Config{}) })
 }
