@@ -235,13 +235,13 @@ func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) 
 	if r.form == chunk.FormJSONString {
 		out = append(out, `,"form":"json-string"`...)
 	}
-	if r.form == chunk.FormJSONString && s.isRootString(r) {
+	if r.form == chunk.FormJSONString && (r.index == 0 || next == "") && s.isRootString(r) {
 		// White space around a JSON string at the root.
-		if lead := s.data[:r.start]; r.index == 0 && string(lead) != `"` {
+		if lead := s.around(0, r.start); r.index == 0 && string(lead) != `"` {
 			out = append(out, `,"lead":`...)
 			out = rawjson.AppendQuoted(out, string(lead))
 		}
-		if tail := s.data[r.end:]; next == "" && string(tail) != `"` {
+		if tail := s.around(r.end, s.snapLen()); next == "" && string(tail) != `"` {
 			out = append(out, `,"tail":`...)
 			out = rawjson.AppendQuoted(out, string(tail))
 		}
@@ -280,9 +280,51 @@ func (s *shaper) strandedNote() string {
 }
 
 // isRootString reports whether the JSON string body r continues is the
-// whole response, a JSON string with white space around it.
+// whole response, a JSON string with white space around it. From a window
+// it reads what lies before and after the string, as far as the first byte
+// that is not white space.
 func (s *shaper) isRootString(r ref) bool {
-	return r.start == int64(rawjson.Space(s.data, 0))+1 && rawjson.Space(s.data, int(r.end)+1) == len(s.data)
+	if s.src == nil {
+		return r.start == int64(rawjson.Space(s.data, 0))+1 && rawjson.Space(s.data, int(r.end)+1) == len(s.data)
+	}
+	for n := int64(256); ; n *= 16 {
+		head := s.around(0, min(r.start, n))
+		at := int64(rawjson.Space(head, 0))
+		if at < int64(len(head)) {
+			if at != r.start-1 {
+				return false
+			}
+			break
+		}
+		if int64(len(head)) == r.start {
+			return false // white space up to the string's body: no opening quote
+		}
+	}
+	for n := int64(256); ; n *= 16 {
+		tail := s.around(r.end, min(s.size, r.end+n))
+		if len(tail) == 0 || tail[0] != '"' {
+			return false
+		}
+		if at := rawjson.Space(tail, 1); at < len(tail) {
+			return false
+		}
+		if r.end+int64(len(tail)) == s.size {
+			return true
+		}
+	}
+}
+
+// around returns the bytes [lo, hi) of the snapshot, reading them when
+// s.data is a window that does not hold them; the window is left as it
+// was, so slices of it stay what they were.
+func (s *shaper) around(lo, hi int64) []byte {
+	if s.src == nil {
+		return s.data[lo:hi]
+	}
+	data, base := s.data, s.base
+	defer func() { s.data, s.base = data, base }()
+	s.load(lo, hi)
+	return s.data[lo-s.base : hi-s.base]
 }
 
 // lineCount is the number of lines of a text (see chunk.Metadata).

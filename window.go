@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
@@ -20,11 +19,11 @@ import (
 // from its cursor's position sized for its budget; a page that reaches the
 // window's end before it is full, or whose separator starts before the
 // window, panics with shortWindow, and the page is made again from a
-// window four times as long. Whatever else a continuation asks (a part, a
-// search, a new query, a drill-down, a JSON string's chunks, whose root
-// string's white space lies at both ends of the snapshot) reads the whole
-// snapshot, as does a cursor issued before cursors carried the snapshot's
-// length.
+// window four times as long. The last chunk of a JSON string reads, as
+// well, what lies around the string, to tell whether it is the whole
+// response. Whatever else a continuation asks (a part, a search, a new
+// query, a drill-down) reads the whole snapshot, as does a cursor issued
+// before cursors carried the snapshot's length.
 
 // rangeSource is where a windowed continuation reads its snapshot.
 type rangeSource struct {
@@ -119,7 +118,7 @@ func (g *Guard) windowable(r ref, req *Request) (store.RangeReader, bool) {
 	case contPage, contMembers:
 		return rr, true
 	case contChunk:
-		return rr, r.form != chunk.FormJSONString
+		return rr, true
 	}
 	return nil, false
 }

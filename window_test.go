@@ -2,6 +2,7 @@ package ctxfit_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -53,13 +54,17 @@ func TestContinuationsReadOnlyWhatTheySend(t *testing.T) {
 	pretty := strings.ReplaceAll(string(listOf(300<<10)), "},{", "},\n"+strings.Repeat(" ", 700)+"{")
 	var bigItems strings.Builder
 	bigItems.WriteString("[")
-	for i := range 5 {
+	for i := range 3 {
 		if i > 0 {
 			bigItems.WriteString(",")
 		}
 		bigItems.WriteString(`{"id":1,"blob":"` + strings.Repeat("b", 200<<10) + `"},3,` + `[` + strings.Repeat("7,", 40000) + `7]`)
 	}
 	bigItems.WriteString("]")
+	logString, err := json.Marshal(string(logOf(512 << 10)))
+	require.NoError(t, err)
+	rootString := append(append([]byte(" \n "), logString...), " \n"...)
+	field := append(append([]byte(`{"id":7,"log":`), logString...), '}')
 	cases := []struct {
 		name        string
 		body        []byte
@@ -69,10 +74,12 @@ func TestContinuationsReadOnlyWhatTheySend(t *testing.T) {
 		// page make it read more, and parts read the whole snapshot).
 		bounded int
 	}{
-		{"the pages of a 2 MB list read about a page each", listOf(2 << 20), "application/json", 64 << 10},
-		{"the chunks of a 2 MB log read about a chunk each", logOf(2 << 20), "text/plain", 64 << 10},
+		{"the pages of a 512 KB list read about a page each", listOf(512 << 10), "application/json", 64 << 10},
+		{"the chunks of a 512 KB log read about a chunk each", logOf(512 << 10), "text/plain", 64 << 10},
 		{"pages whose separators hold more white space than a window reads before it", []byte(pretty), "application/json", 256 << 10},
 		{"elements larger than a window", []byte(bigItems.String()), "application/json", 0},
+		{"the chunks of a 512 KB JSON string, white space around it, read about a chunk each", rootString, "application/json", 64 << 10},
+		{"the chunks of a 512 KB string in an object read about a chunk each", field, "application/json", 64 << 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,6 +42,9 @@ func TestFollowingEveryCursorThroughRedisGivesTheOriginal(t *testing.T) {
 	url := redistest.URL(t)
 	pretty, err := json.MarshalIndent(corpus.Items(400), "", "    ")
 	require.NoError(t, err)
+	str, err := json.Marshal(string(contbench.Log(1 << 20)))
+	require.NoError(t, err)
+	rootString := append(append([]byte("\n  "), str...), "  \n"...)
 	for _, c := range []struct {
 		name        string
 		body        []byte
@@ -50,6 +53,7 @@ func TestFollowingEveryCursorThroughRedisGivesTheOriginal(t *testing.T) {
 		{"the pages of a 1 MB list", contbench.List(1 << 20), "application/json"},
 		{"the pages of an indented list", pretty, "application/json"},
 		{"the chunks of a 1 MB log", contbench.Log(1 << 20), "text/plain"},
+		{"the chunks of a JSON string with white space around it", rootString, "application/json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := redisGuard(t, url, ctxfit.Config{Threshold: 2000, HardCap: 4000})
