@@ -3,13 +3,11 @@ package ctxfit_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/internal/contbench"
 )
 
 // The engine's benchmarks compare, in one run, what shaping costs with a
@@ -28,22 +26,12 @@ var benchSizes = []struct {
 	bytes int
 }{{"100KB", 100 << 10}, {"1MB", 1 << 20}, {"10MB", 10 << 20}}
 
-// listOf returns a JSON list of corpus items of about n bytes.
-func listOf(n int) []byte {
-	one, _ := json.Marshal(corpus.Items(1)[0])
-	items := corpus.Items(max(1, n/(len(one)+1)))
-	b, _ := json.Marshal(items)
-	return b
-}
-
-// logOf returns a text log of about n bytes.
-func logOf(n int) []byte {
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "2026-11-24T08:%02d:%02dZ INFO request %d served in %d ms for /api/v1/bookings?page=%d\n", i/60%60, i%60, i, i%97, i%13)
-	}
-	return []byte(b.String())
-}
+// listOf and logOf make the benchmarks' data: a JSON list of bookings and
+// a text log of about n bytes.
+var (
+	listOf = contbench.List
+	logOf  = contbench.Log
+)
 
 // benchGuard returns a Guard whose limits do not interfere with a
 // benchmark: in store mode, with a store large enough for a 10 MB snapshot.
@@ -95,42 +83,4 @@ func BenchmarkFirstPage(b *testing.B) {
 	}
 }
 
-func BenchmarkContinuation(b *testing.B) {
-	for _, kind := range []struct {
-		name        string
-		make        func(int) []byte
-		contentType string
-	}{
-		{"list", listOf, "application/json"},
-		{"text", logOf, "text/plain"},
-	} {
-		var small float64
-		for _, size := range []struct {
-			name  string
-			bytes int
-		}{{"100KB", 100 << 10}, {"10MB", 10 << 20}} {
-			b.Run(kind.name+"/"+size.name, func(b *testing.B) {
-				g := benchGuard(b)
-				body := kind.make(size.bytes)
-				fetch := serve(body, kind.contentType)
-				req := ctxfit.Request{Endpoint: "data", Path: "/data"}
-				res, err := g.Handle(context.Background(), req, fetch)
-				if err != nil || res.Next == "" {
-					b.Fatal(err, res.Strategy)
-				}
-				req.Cursor = res.Next // the second page
-				b.ReportAllocs()
-				for b.Loop() {
-					if res, err := g.Handle(context.Background(), req, fetch); err != nil || len(res.Body) == 0 {
-						b.Fatal(err)
-					}
-				}
-				if size.name == "100KB" {
-					small = nsPerOp(b)
-				} else if small > 0 {
-					b.ReportMetric(nsPerOp(b)/small, "x-small")
-				}
-			})
-		}
-	}
-}
+func BenchmarkContinuation(b *testing.B) { contbench.Run(b, benchGuard) }

@@ -278,6 +278,11 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 		if p == nil {
 			return
 		}
+		if s.src != nil {
+			// A window of the snapshot: the windowed continuation decides
+			// (read more, or serve from the whole snapshot).
+			panic(p)
+		}
 		reason := fmt.Sprintf("panic: %v", p)
 		// The panic's value may hold anything (data, a backend's message):
 		// it goes to the log and to telemetry, never to the client.
@@ -426,6 +431,11 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
 	}
+	if rr, ok := g.windowable(r, req); ok {
+		if res, err, ok := g.continueWindowed(ctx, e, rl, req, r, rr); ok {
+			return res, err
+		}
+	}
 	var cacheHit *bool
 	data, err := g.load(ctx, e, r, func(ctx context.Context) (Response, error) {
 		resp, err := fetch(ctx)
@@ -435,7 +445,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if err != nil {
 		return Result{Record: telemetry.Record{CacheHit: cacheHit}}, err
 	}
-	if r.end > int64(len(data)) {
+	if r.end > int64(len(data)) || r.bytes != 0 && r.bytes != int64(len(data)) {
 		return Result{}, fmt.Errorf("ctxfit: %w", errBadRef)
 	}
 	release, err := e.admission.admit(ctx, len(data))

@@ -108,6 +108,10 @@ type ref struct {
 	search string
 	// format is the format of pages (FormatTOON, or "" for JSON).
 	format string
+	// bytes is the length of the snapshot (0 when the cursor predates it):
+	// a continuation that reads only a window of the snapshot (a
+	// store.RangeReader) knows its size without reading it.
+	bytes int64
 }
 
 // maxCarried bounds what a cursor carries of a view or of tool arguments,
@@ -128,6 +132,7 @@ func (r *ref) payload(req *Request) cursor.Payload {
 		d = binary.AppendUvarint(d, uint64(len(s)))
 		d = append(d, s...)
 	}
+	d = binary.AppendUvarint(d, uint64(r.bytes))
 	return cursor.Payload{
 		Kind: r.kind, Offset: r.offset, Index: r.index,
 		Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters,
@@ -162,8 +167,12 @@ func refOf(p cursor.Payload) (ref, error) {
 		}
 		strs[i], d = d[n:n+int(v)], d[n+int(v):]
 	}
-	if len(d) != 0 {
-		return ref{}, errBadRef
+	if len(d) != 0 { // the snapshot's length, in cursors that carry it
+		v, n := binary.Uvarint(d)
+		if n != len(d) || v > 1<<62 {
+			return ref{}, errBadRef
+		}
+		r.bytes = int64(v)
 	}
 	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
 	r.form, r.line, r.lines, r.block = chunk.Form(nums[4]), nums[5], nums[6], nums[7]
@@ -172,7 +181,7 @@ func refOf(p cursor.Payload) (ref, error) {
 	if len(strs[2]) > 0 {
 		r.args = strs[2]
 	}
-	if r.start < 0 || r.start > r.end || r.pos < r.start || r.pos > r.end {
+	if r.start < 0 || r.start > r.end || r.pos < r.start || r.pos > r.end || r.bytes != 0 && r.end > r.bytes {
 		return ref{}, errBadRef
 	}
 	switch r.kind {

@@ -45,8 +45,12 @@ type seqPage struct {
 // fillSeq reads items of the container r continues from r.pos, as many as
 // fit budget tokens and limit items. A value over hold tokens (members) or
 // over the page (elements) is held back.
+//
+// The page's offsets are in s.data. When s.data is a window that ends
+// before the container does, a page that reaches its end panics with
+// shortWindow (see window.go): the window is too short to tell.
 func (s *shaper) fillSeq(r ref, object bool, budget, limit, hold int) (seqPage, error) {
-	it := rawjson.At(s.data, int(r.pos), object)
+	it := rawjson.At(s.data, int(r.pos-s.base), object)
 	var pg seqPage
 	used := 0
 	for len(pg.pieces) < limit {
@@ -57,6 +61,7 @@ func (s *shaper) fillSeq(r ref, object bool, budget, limit, hold int) (seqPage, 
 		item, ok := it.Next()
 		if !ok {
 			if it.Err() {
+				s.needMore(r.end)
 				return pg, fmt.Errorf("%w (the data is not valid JSON where it points)", cursor.ErrInvalid)
 			}
 			pg.next, pg.done = it.Pos(), true
@@ -93,6 +98,9 @@ func (s *shaper) fillSeq(r ref, object bool, budget, limit, hold int) (seqPage, 
 		pg.count++
 	}
 	pg.next = it.Pos()
+	if pg.next >= len(s.data) {
+		s.needMore(r.end)
+	}
 	pg.done = pg.next >= len(s.data) || s.data[pg.next] == ']' || s.data[pg.next] == '}'
 	return pg, nil
 }
@@ -134,7 +142,7 @@ type layout struct {
 func (s *shaper) serveSeq(r ref, lay layout) (Result, error) {
 	object := r.kind == contMembers
 	if r.offset == 0 {
-		r.total = int64(countFrom(s.data, int(r.pos), object))
+		r.total = int64(countFrom(s.data, int(r.pos-s.base), object))
 	}
 	limit, err := s.limit()
 	if err != nil {
@@ -153,10 +161,12 @@ func (s *shaper) serveSeq(r ref, lay layout) (Result, error) {
 		hold = max(budget/4, 64)
 	}
 	if s.format == FormatTOON && !object {
+		s.loadPage(r, 2*budget, s.try) // a TOON page's candidates fill twice the budget
 		if res, ok, err := s.toonPage(r, lay, budget, limit); ok || err != nil {
 			return res, err
 		}
 	}
+	s.loadPage(r, budget, s.try)
 	for {
 		pg, err := s.fillSeq(r, object, budget, limit, hold)
 		if err != nil {
@@ -193,7 +203,7 @@ func (s *shaper) seqResult(r ref, lay layout, pg seqPage) (Result, error) {
 	var next string
 	if !pg.done {
 		nr := r
-		nr.pos, nr.offset, nr.index = int64(pg.next), r.offset+int64(pg.count), r.index+1
+		nr.pos, nr.offset, nr.index = int64(pg.next)+s.base, r.offset+int64(pg.count), r.index+1
 		var err error
 		if next, err = s.nextCursor(nr); err != nil {
 			return Result{}, err
@@ -301,24 +311,29 @@ func (s *shaper) appendLeadTail(out []byte, r ref, pg seqPage) []byte {
 	if r.kind == contMembers {
 		open = "{"
 	}
+	start := int(r.start - s.base) // negative when s.data is a window that starts after it
 	var lead []byte
 	if r.offset == 0 {
-		lead = s.data[r.start:pg.pieces[0].start]
+		lead = s.data[start:pg.pieces[0].start]
 		if string(lead) != open {
 			out = append(out, `,"lead":`...)
 			out = rawjson.AppendQuoted(out, string(lead))
 		}
-	} else if first := pg.pieces[0].start; int(r.pos) == first {
+	} else if first := pg.pieces[0].start; int(r.pos-s.base) == first {
 		// The separator before this page was the previous page's: find it
 		// back from the previous item's end, which is the last non-space
 		// byte before the comma.
+		low := max(start, 0)
 		i := first - 1
-		for i > int(r.start) && (s.data[i] == ' ' || s.data[i] == '\t' || s.data[i] == '\n' || s.data[i] == '\r') {
+		for i > low && isSpace(s.data[i]) {
 			i--
 		}
 		j := i - 1
-		for j > int(r.start) && (s.data[j] == ' ' || s.data[j] == '\t' || s.data[j] == '\n' || s.data[j] == '\r') {
+		for j > low && isSpace(s.data[j]) {
 			j--
+		}
+		if j <= low && start < 0 {
+			s.needMore(0) // the window starts within the white space
 		}
 		if gap := s.data[j+1 : first]; string(gap) != sep {
 			out = append(out, `,"lead":`...)
@@ -326,7 +341,7 @@ func (s *shaper) appendLeadTail(out []byte, r ref, pg seqPage) []byte {
 		}
 	}
 	if pg.done {
-		tail := s.data[pg.pieces[len(pg.pieces)-1].end:r.end]
+		tail := s.data[pg.pieces[len(pg.pieces)-1].end : r.end-s.base]
 		if len(tail) != 1 {
 			out = append(out, `,"tail":`...)
 			out = rawjson.AppendQuoted(out, string(tail))
@@ -361,6 +376,8 @@ func (s *shaper) appendNextNames(out []byte, pos, rest int) []byte {
 	out = strconv.AppendInt(out, int64(rest-shown), 10)
 	return append(out, '}')
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // countFrom counts the items of a container from the one at pos.
 func countFrom(data []byte, pos int, object bool) int {

@@ -26,7 +26,17 @@ type shaper struct {
 	e      *engine
 	rl     *rules
 	req    *Request
-	data   []byte // the snapshot: the response body, or the view it was shaped from
+	data   []byte // the snapshot: the response body, or the view it was shaped from; or a window of it (see src)
+	// base is the offset in the snapshot of data[0]: 0 unless data is a
+	// window. Refs hold offsets in the snapshot; data is indexed by an
+	// offset less base.
+	base int64
+	// src, in a continuation that reads a window of the snapshot, is where
+	// more of it is read from (see window.go); size is then the
+	// snapshot's length.
+	src    *rangeSource
+	size   int64
+	try    int    // the windowed continuation's try (see loadPage)
 	view   string // in replay mode, the drill-down data was made from; "" for the body
 	snap   *snapRef
 	id     string // data's content ID, once computed (see contentID)
@@ -168,6 +178,7 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	r.snap = snap
 	r.block = int64(s.req.Block)
 	r.tokens, r.tokensEstimated = int64(s.rec.TokensBefore), s.rec.TokensBeforeEstimated
+	r.bytes = s.snapLen()
 	r.format = s.format
 	if !snap.stored || strings.HasPrefix(s.view, "query=") {
 		// A query's results carry their query in store mode too, so that
@@ -310,11 +321,11 @@ func budgetFields(u budget.Usage) string {
 // placeholder is what stands in a shaped response for a value held back:
 // a small object of ctxfit's own, whose "ctxfit:part" is the value's
 // offset in the snapshot, to pass as the part parameter with the
-// response's cursor.
+// response's cursor. start and end are offsets in s.data.
 func (s *shaper) appendPlaceholder(dst []byte, start, end int) []byte {
 	v := s.data[start:end]
 	dst = append(dst, `{"ctxfit:part":`...)
-	dst = strconv.AppendInt(dst, int64(start), 10)
+	dst = strconv.AppendInt(dst, int64(start)+s.base, 10)
 	dst = append(dst, `,"kind":"`...)
 	dst = append(dst, rawjson.KindOf(v[0]).String()...)
 	dst = append(dst, '"')
@@ -339,7 +350,7 @@ func items(v []byte) int {
 // partCursor is the cursor that opens the parts of a response which has
 // no next cursor.
 func (s *shaper) partCursor() (string, error) {
-	return s.nextCursor(ref{kind: contParts, end: int64(len(s.data))})
+	return s.nextCursor(ref{kind: contParts, end: s.snapLen()})
 }
 
 // appendKey appends a JSON member name and colon.

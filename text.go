@@ -53,14 +53,14 @@ func (s *shaper) serveText(r ref, lay layout) (Result, error) {
 // plans the whole text to count the chunks and lines, and fills them into
 // the ref it returns.
 func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
-	text := s.data[r.start:r.end]
+	n := int(r.end - r.start)
 	at := int(r.pos - r.start)
 	key := planKey(s.contentID(), r, limit, s.e.cfg.Encoding)
 	if at == 0 && r.index == 0 {
 		p := s.g.plans.get(key)
 		if p == nil {
 			var err error
-			if p, err = s.plan(text, r.form, limit); err != nil {
+			if p, err = s.plan(s.text(r, 0, n), r.form, limit); err != nil {
 				return chunk.Span{}, r, err
 			}
 			s.g.plans.put(key, p)
@@ -75,7 +75,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 		first, _ := p.chunkAt(0)
 		return first, r, nil
 	}
-	if at >= len(text) {
+	if at >= n {
 		return chunk.Span{Start: at, End: at}, r, nil
 	}
 	if p := s.g.plans.get(key); p != nil {
@@ -83,7 +83,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 			return sp, r, nil
 		}
 	}
-	from, to := chunk.Window(len(text), at, limit)
+	from, to := chunk.Window(n, at, limit)
 	// The window holds the longest chunk limit tokens can make (128 bytes
 	// a token), which prose and logs never come near: first try one sized
 	// for text (narrowBytesPerToken), and keep its chunk when it ends well
@@ -91,7 +91,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 	// exactly: the narrow window can only move a boundary, never lose a
 	// byte or pass the budget.
 	if narrow := at + limit*narrowBytesPerToken + narrowSlack; narrow < to {
-		sp, err := s.cutIn(text[from:narrow], at-from, limit, r)
+		sp, err := s.cutIn(s.text(r, from, narrow), at-from, limit, r)
 		if err != nil {
 			return chunk.Span{}, r, err
 		}
@@ -100,7 +100,7 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 			return sp, r, nil
 		}
 	}
-	sp, err := s.cutIn(text[from:to], at-from, limit, r)
+	sp, err := s.cutIn(s.text(r, from, to), at-from, limit, r)
 	if err != nil {
 		return chunk.Span{}, r, err
 	}
@@ -149,11 +149,10 @@ func (s *shaper) cutIn(window []byte, at, limit int, r ref) (chunk.Span, error) 
 // textResult writes the envelope of the chunk span (offsets of the text)
 // of the text r continues.
 func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) {
-	text := s.data[r.start:r.end]
-	piece := text[span.Start:span.End]
+	piece := s.text(r, span.Start, span.End)
 	var next string
 	total := r.total
-	if span.End < len(text) {
+	if span.End < int(r.end-r.start) {
 		nr := r
 		nr.pos = r.start + int64(span.End)
 		nr.offset = int64(span.End)
@@ -236,13 +235,13 @@ func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) 
 	if r.form == chunk.FormJSONString {
 		out = append(out, `,"form":"json-string"`...)
 	}
-	if r.form == chunk.FormJSONString && s.isRootString(r) {
+	if r.form == chunk.FormJSONString && (r.index == 0 || next == "") && s.isRootString(r) {
 		// White space around a JSON string at the root.
-		if lead := s.data[:r.start]; r.index == 0 && string(lead) != `"` {
+		if lead := s.around(0, r.start); r.index == 0 && string(lead) != `"` {
 			out = append(out, `,"lead":`...)
 			out = rawjson.AppendQuoted(out, string(lead))
 		}
-		if tail := s.data[r.end:]; next == "" && string(tail) != `"` {
+		if tail := s.around(r.end, s.snapLen()); next == "" && string(tail) != `"` {
 			out = append(out, `,"tail":`...)
 			out = rawjson.AppendQuoted(out, string(tail))
 		}
@@ -281,9 +280,51 @@ func (s *shaper) strandedNote() string {
 }
 
 // isRootString reports whether the JSON string body r continues is the
-// whole response, a JSON string with white space around it.
+// whole response, a JSON string with white space around it. From a window
+// it reads what lies before and after the string, as far as the first byte
+// that is not white space.
 func (s *shaper) isRootString(r ref) bool {
-	return r.start == int64(rawjson.Space(s.data, 0))+1 && rawjson.Space(s.data, int(r.end)+1) == len(s.data)
+	if s.src == nil {
+		return r.start == int64(rawjson.Space(s.data, 0))+1 && rawjson.Space(s.data, int(r.end)+1) == len(s.data)
+	}
+	for n := int64(256); ; n *= 16 {
+		head := s.around(0, min(r.start, n))
+		at := int64(rawjson.Space(head, 0))
+		if at < int64(len(head)) {
+			if at != r.start-1 {
+				return false
+			}
+			break
+		}
+		if int64(len(head)) == r.start {
+			return false // white space up to the string's body: no opening quote
+		}
+	}
+	for n := int64(256); ; n *= 16 {
+		tail := s.around(r.end, min(s.size, r.end+n))
+		if len(tail) == 0 || tail[0] != '"' {
+			return false
+		}
+		if at := rawjson.Space(tail, 1); at < len(tail) {
+			return false
+		}
+		if r.end+int64(len(tail)) == s.size {
+			return true
+		}
+	}
+}
+
+// around returns the bytes [lo, hi) of the snapshot, reading them when
+// s.data is a window that does not hold them; the window is left as it
+// was, so slices of it stay what they were.
+func (s *shaper) around(lo, hi int64) []byte {
+	if s.src == nil {
+		return s.data[lo:hi]
+	}
+	data, base := s.data, s.base
+	defer func() { s.data, s.base = data, base }()
+	s.load(lo, hi)
+	return s.data[lo-s.base : hi-s.base]
 }
 
 // lineCount is the number of lines of a text (see chunk.Metadata).

@@ -85,7 +85,7 @@ func (s *shaper) toonResult(r ref, lay layout, pg seqPage, text []byte) (Result,
 	var next string
 	if !pg.done {
 		nr := r
-		nr.pos, nr.offset, nr.index = int64(pg.next), r.offset+int64(pg.count), r.index+1
+		nr.pos, nr.offset, nr.index = int64(pg.next)+s.base, r.offset+int64(pg.count), r.index+1
 		var err error
 		if next, err = s.nextCursor(nr); err != nil {
 			return Result{}, err

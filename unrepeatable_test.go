@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,7 +99,10 @@ func (c *bytesCounter) CountUpTo(text string, limit int) int {
 func TestTheSameTextAskedForAgainCostsOnlyTheChunkItSends(t *testing.T) {
 	text := []byte(strings.Repeat("2026-11-24T08:00:00Z INFO request served in 3 ms for /api/v1/bookings\n", 60_000)) // 4.2 MB
 	c := &bytesCounter{}
-	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret}, Counter: c})
+	// A test of what is counted, not of when: planning 4.2 MB under -race on
+	// a loaded machine must not run into the shape timeout.
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour),
+		AdmissionWait: ctxfit.Duration(time.Hour)}, Counter: c})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	handle := func(subject string) (ctxfit.Result, int64) {

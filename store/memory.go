@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -168,9 +169,20 @@ func (m *Memory) Put(ctx context.Context, id string, data []byte, ttl time.Durat
 	name := SubjectFrom(ctx)
 	var buf []byte
 	if ttl > 0 {
-		// Copy outside the lock: large copies must not block readers.
-		buf = make([]byte, size)
-		copy(buf, data)
+		// Snapshots are keyed by their content, so the same data is put
+		// again under its id by every request that makes it: share the
+		// copy the store holds (never modified) instead of making another.
+		// Compare and copy outside the lock: large copies must not block
+		// readers.
+		m.mu.RLock()
+		if e := m.entries[id]; e != nil && len(e.data) == len(data) {
+			buf = e.data
+		}
+		m.mu.RUnlock()
+		if buf == nil || !bytes.Equal(buf, data) {
+			buf = make([]byte, size)
+			copy(buf, data)
+		}
 	}
 
 	m.mu.Lock()

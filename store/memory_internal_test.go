@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -123,4 +124,29 @@ func heapOrdered[T any](h *indexedHeap[T]) error {
 		}
 	}
 	return nil
+}
+
+// Snapshots are keyed by their content: the same data put again under its
+// id shares the copy the store holds, and other data gets a copy of its own.
+func TestMemoryKeepsOneCopyOfDataPutAgain(t *testing.T) {
+	m := NewMemory(nil)
+	t.Cleanup(func() { _ = m.Close() })
+	ctx := t.Context()
+	require.NoError(t, m.Put(ctx, "id", []byte("the same bytes"), time.Minute))
+	first, ok, err := m.Get(ctx, "id")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, putFor(m, "another subject", "id", []byte("the same bytes")))
+	again, _, _ := m.Get(ctx, "id")
+	require.Same(t, &first[0], &again[0], "the same data put again shares the stored copy")
+	data := []byte("other bytes, same id")
+	require.NoError(t, m.Put(ctx, "id", data, time.Minute))
+	other, _, _ := m.Get(ctx, "id")
+	require.Equal(t, "other bytes, same id", string(other))
+	require.NotSame(t, &data[0], &other[0], "the store keeps its own copy, never the caller's slice")
+}
+
+// putFor puts data under id for subject, for a minute.
+func putFor(m *Memory, subject, id string, data []byte) error {
+	return m.Put(WithSubject(context.Background(), subject), id, data, time.Minute)
 }
