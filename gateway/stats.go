@@ -19,7 +19,7 @@ type Stats struct {
 	// Discoveries counts sessions that listed the tools; DiscoveryLast,
 	// DiscoveryMax and DiscoveryMean are the times from a session's
 	// initialize request to its first tools/list.
-	Discoveries                               int
+	Discoveries                                int
 	DiscoveryLast, DiscoveryMax, DiscoveryMean time.Duration
 	// ValidationSuccesses and ValidationFailures count tool calls whose
 	// arguments matched the input schema, and those that did not.
