@@ -62,13 +62,12 @@ func (op *Operation) buildRequest(ctx context.Context, base *url.URL, args map[s
 		}
 	}
 	u := *base
-	u.Path = strings.TrimSuffix(u.Path, "/") + p
-	u.RawPath = strings.TrimSuffix(u.EscapedPath(), "/") + p
-	if u.RawPath == u.Path {
-		u.RawPath = ""
-	} else {
-		u.Path, _ = url.PathUnescape(u.RawPath)
+	raw := strings.TrimSuffix(base.EscapedPath(), "/") + p
+	unescaped, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, fmt.Errorf("path %q: %w", raw, err)
 	}
+	u.Path, u.RawPath = unescaped, raw
 	u.RawQuery = query.Encode()
 
 	var body io.Reader

@@ -232,7 +232,8 @@ func newOperation(conv schemaConverter, method, p string, item *openapi3.PathIte
 }
 
 // mergeParams returns the operation's parameters with the path item's that
-// it does not override (same name and location).
+// it does not override (same name and location), path parameters first,
+// then query, then the others, each in the document's order.
 func mergeParams(common, own openapi3.Parameters) []*openapi3.Parameter {
 	var out []*openapi3.Parameter
 	for _, r := range own {
@@ -248,7 +249,20 @@ func mergeParams(common, own openapi3.Parameters) []*openapi3.Parameter {
 			out = append(out, r.Value)
 		}
 	}
+	// Path parameters first: they keep their names when another shares it.
+	slices.SortStableFunc(out, func(a, b *openapi3.Parameter) int { return locationRank(a.In) - locationRank(b.In) })
 	return out
+}
+
+func locationRank(in string) int {
+	switch in {
+	case openapi3.ParameterInPath:
+		return 0
+	case openapi3.ParameterInQuery:
+		return 1
+	default:
+		return 2
+	}
 }
 
 // paramSchema returns a parameter's schema, or that of its JSON content.
