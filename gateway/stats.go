@@ -17,8 +17,8 @@ type Stats struct {
 	// server being ready.
 	Startup time.Duration
 	// Discoveries counts sessions that listed the tools; DiscoveryLast,
-	// DiscoveryMax and DiscoveryMean are the times from a session's
-	// initialize request to its first tools/list.
+	// DiscoveryMax and DiscoveryMean are the times from a session's first
+	// request (initialize) to its first tools/list.
 	Discoveries                                int
 	DiscoveryLast, DiscoveryMax, DiscoveryMean time.Duration
 	// ValidationSuccesses and ValidationFailures count tool calls whose
@@ -78,17 +78,14 @@ func (gw *Gateway) Stats() Stats {
 const maxDiscoveries = 1000
 
 // observe is the receiving middleware that counts sessions and measures
-// discovery (initialize to the first tools/list of a session).
+// discovery: from a session's first request (initialize, or
+// server/discover in the protocol that has no initialize) to its first
+// tools/list.
 func (gw *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ss, _ := req.GetSession().(*mcp.ServerSession)
-		switch method {
-		case "initialize":
-			if ss != nil {
-				gw.connect(ss)
-			}
-		case "tools/list":
-			if ss != nil {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			gw.connect(ss)
+			if method == "tools/list" {
 				gw.listed(ss)
 			}
 		}

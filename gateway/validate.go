@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -118,8 +119,38 @@ func describe(ve *jsonschema.ValidationError, inst any) Error {
 		b, _ := json.Marshal(k.Want)
 		expected = "exactly " + string(b)
 		suggestion = "Use the value the schema fixes."
+	case *kind.Pattern:
+		expected = "a string that matches the pattern " + k.Want
+		suggestion = "Send a value of the form the pattern describes (see the parameter's description for an example)."
+	case *kind.MinLength:
+		expected = fmt.Sprintf("a string of at least %d characters", k.Want)
+		suggestion = "Send a longer value."
+	case *kind.MaxLength:
+		expected = fmt.Sprintf("a string of at most %d characters", k.Want)
+		suggestion = "Send a shorter value."
+	case *kind.Minimum:
+		expected = "a number of at least " + k.Want.FloatString(rationalDigits(k.Want))
+		suggestion = "Send a larger number."
+	case *kind.Maximum:
+		expected = "a number of at most " + k.Want.FloatString(rationalDigits(k.Want))
+		suggestion = "Send a smaller number."
+	case *kind.ExclusiveMinimum:
+		expected = "a number greater than " + k.Want.FloatString(rationalDigits(k.Want))
+		suggestion = "Send a larger number."
+	case *kind.ExclusiveMaximum:
+		expected = "a number less than " + k.Want.FloatString(rationalDigits(k.Want))
+		suggestion = "Send a smaller number."
+	case *kind.MinItems:
+		expected = fmt.Sprintf("an array of at least %d items", k.Want)
+		suggestion = "Send more items."
+	case *kind.MaxItems:
+		expected = fmt.Sprintf("an array of at most %d items", k.Want)
+		suggestion = "Send fewer items, in several calls if need be."
+	case *kind.Format:
+		expected = "a value of format " + k.Want
+		suggestion = "Send the value in the format " + k.Want + "."
 	default:
-		expected = what
+		expected = "a value that satisfies the input schema"
 		suggestion = "Correct the argument so that it satisfies the input schema, then call the tool again."
 	}
 	return argumentError(strings.Join(loc, "/"), quote(value), expected, what, suggestion)
@@ -154,4 +185,14 @@ func quote(v any) string {
 		return ""
 	}
 	return shorten(string(b), maxValue)
+}
+
+// rationalDigits is the number of decimals that shows r exactly, up to 6.
+func rationalDigits(r *big.Rat) int {
+	for prec := 0; prec < 6; prec++ {
+		if f, _ := new(big.Rat).SetString(r.FloatString(prec)); f != nil && f.Cmp(r) == 0 {
+			return prec
+		}
+	}
+	return 6
 }
