@@ -22,7 +22,8 @@ type Stats struct {
 	Discoveries                                int
 	DiscoveryLast, DiscoveryMax, DiscoveryMean time.Duration
 	// ValidationSuccesses and ValidationFailures count tool calls whose
-	// arguments matched the input schema, and those that did not.
+	// arguments matched the input schema, and those that did not. A call
+	// served from the cache is not validated again, nor counted here.
 	ValidationSuccesses, ValidationFailures int64
 	// Calls counts the API calls made; APIErrors those that got no answer
 	// or one outside 2xx.
