@@ -162,4 +162,3 @@ func TestGatewayToolsAreAcceptedByTheTypeScriptClient(t *testing.T) {
 	require.NoError(t, err, "node --test:\n%s", out)
 	t.Logf("node --test:\n%s", out)
 }
-
