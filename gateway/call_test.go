@@ -229,3 +229,12 @@ func TestGETResultsAreCachedAndOthersAreNot(t *testing.T) {
 		assert.Len(t, api.requests(), 2)
 	})
 }
+
+func TestBoundsSayTheNumberExpected(t *testing.T) {
+	_, _, cs := shop(t, jsonReply(200, "[]"), nil)
+	for args, want := range map[int]string{0: "a number of at least 1", 100: "a number less than 100"} {
+		e := toolError(t, mcptest.Call(t, cs, "list_orders_v2", map[string]any{"limit": args}))
+		assert.Equal(t, want, e.Data.Expected)
+		assert.Equal(t, "limit", e.Data.Parameter)
+	}
+}

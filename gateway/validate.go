@@ -129,17 +129,13 @@ func describe(ve *jsonschema.ValidationError, inst any) Error {
 		expected = fmt.Sprintf("a string of at most %d characters", k.Want)
 		suggestion = "Send a shorter value."
 	case *kind.Minimum:
-		expected = "a number of at least " + k.Want.FloatString(rationalDigits(k.Want))
-		suggestion = "Send a larger number."
+		expected, suggestion = bound("of at least", k.Want, "larger")
 	case *kind.Maximum:
-		expected = "a number of at most " + k.Want.FloatString(rationalDigits(k.Want))
-		suggestion = "Send a smaller number."
+		expected, suggestion = bound("of at most", k.Want, "smaller")
 	case *kind.ExclusiveMinimum:
-		expected = "a number greater than " + k.Want.FloatString(rationalDigits(k.Want))
-		suggestion = "Send a larger number."
+		expected, suggestion = bound("greater than", k.Want, "larger")
 	case *kind.ExclusiveMaximum:
-		expected = "a number less than " + k.Want.FloatString(rationalDigits(k.Want))
-		suggestion = "Send a smaller number."
+		expected, suggestion = bound("less than", k.Want, "smaller")
 	case *kind.MinItems:
 		expected = fmt.Sprintf("an array of at least %d items", k.Want)
 		suggestion = "Send more items."
@@ -185,6 +181,11 @@ func quote(v any) string {
 		return ""
 	}
 	return shorten(string(b), maxValue)
+}
+
+// bound returns what a numeric bound expects and the suggestion.
+func bound(relation string, want *big.Rat, direction string) (expected, suggestion string) {
+	return "a number " + relation + " " + want.FloatString(rationalDigits(want)), "Send a " + direction + " number."
 }
 
 // rationalDigits is the number of decimals that shows r exactly, up to 6.
