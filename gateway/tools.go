@@ -330,7 +330,8 @@ func outputSchema(conv schemaConverter, o *openapi3.Operation) map[string]any {
 
 // toolName makes a tool name of an operationId, or of the method and path
 // when there is none: characters outside [A-Za-z0-9_.-] become "_", runs
-// of "_" collapse, and the name is cut to [MaxToolName].
+// of "_" collapse, and the name is cut to [MaxToolName]; "operation" when
+// nothing is left.
 func toolName(id, method, p string) string {
 	src := id
 	if strings.TrimSpace(src) == "" {
@@ -351,7 +352,7 @@ func toolName(id, method, p string) string {
 	}
 	name := strings.Trim(b.String(), "_")
 	if name == "" {
-		name = strings.ToLower(method)
+		name = "operation"
 	}
 	if len(name) > MaxToolName {
 		name = name[:MaxToolName]
