@@ -90,7 +90,10 @@
 // # Metrics
 //
 // [Gateway.Stats] reports start-up time, discovery time (a session's
-// initialize to its first tools/list), validation successes and failures,
-// API calls and errors, cache hits and misses, and the sessions (current
-// and peak). Summarization reductions are in the guard's telemetry.
+// first request to its first tools/list), validation successes and
+// failures, API calls and errors, the token reductions of shaped results
+// (the mean, and for summaries the share that cut 70% or more), cache hits
+// and misses, and the sessions (current and peak). They are not sent to
+// telemetry sinks: the guard's own telemetry (ctxfit.Options.Sink) records
+// every shaped result.
 package gateway

@@ -140,3 +140,21 @@ func TestStatsCountSessionsAndDiscovery(t *testing.T) {
 	assert.Equal(t, 1, st.Discoveries, "a session's first tools/list is its discovery")
 	assert.Positive(t, st.Startup)
 }
+
+func TestStatsMeasureWhatTheGuardCutFromSummaries(t *testing.T) {
+	gw, cs := exampleGateway(t, ctxfit.Config{Threshold: 1000})
+	res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
+	require.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
+	mcptest.Follow(t, cs, "listBookings", map[string]any{"status": "pending"}, ctxfit.DefaultHardCap)
+	mcptest.Call(t, cs, "health", map[string]any{}) // passes through: not counted
+
+	st := gw.Stats()
+	assert.Equal(t, int64(2), st.Shaped, "the summary and the first page; continuations are not counted")
+	assert.Equal(t, int64(1), st.Summarized)
+	original, _ := res.Meta[mcpcore.MetaOriginalTokens].(float64)
+	sent, _ := res.Meta[mcpcore.MetaTokens].(float64)
+	require.Positive(t, original)
+	assert.InDelta(t, 1-sent/original, st.SummaryReductionMean, 1e-9)
+	assert.Equal(t, 1.0, st.SummariesAtLeast70, "a 3,200-token booking summarized within 1,000 tokens")
+	assert.Greater(t, st.ReductionMean, 0.0)
+}

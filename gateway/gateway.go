@@ -175,9 +175,10 @@ type Gateway struct {
 	calls, apiErrors         atomic.Int64
 	current, peak, connected atomic.Int64
 
-	mu          sync.Mutex
-	connectedAt map[*mcp.ServerSession]time.Time
-	discovery   []time.Duration
+	mu                 sync.Mutex
+	connectedAt        map[*mcp.ServerSession]time.Time
+	discovery          []time.Duration
+	shaped, summarized reductions
 }
 
 // tool is one operation with what a call needs.
@@ -270,6 +271,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		gw.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	s.AddReceivingMiddleware(gw.measure) // outside mcpfit's: sees shaped results
 	gw.server = s
 	gw.startup = o.Now().Sub(started)
 	o.Logger.Info("gateway: ready", "tools", len(ops), "api", base.Redacted(), "startup", gw.startup.String())

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -9,9 +10,7 @@ import (
 	"github.com/ctxfit/ctxfit/cache"
 )
 
-// Stats are the gateway's metrics since [New], the seed's server metrics
-// that the gateway itself measures. Summarization reductions are the
-// guard's telemetry (ctxfit.Options.Sink), not repeated here.
+// Stats are the gateway's metrics since [New]: the seed's server metrics.
 type Stats struct {
 	// Startup is the time from [Options.Started] (or New's call) to the
 	// server being ready.
@@ -28,6 +27,16 @@ type Stats struct {
 	// Calls counts the API calls made; APIErrors those that got no answer
 	// or one outside 2xx.
 	Calls, APIErrors int64
+	// Shaped counts the results of the gateway's tools that ctxfit shaped
+	// (the first result of a call, not its continuations); Summarized
+	// those it summarized. ReductionMean is the mean token reduction of
+	// the shaped results (1 - tokens sent / tokens of the original, 0 to
+	// 1), SummaryReductionMean that of the summaries, and
+	// SummariesAtLeast70 the share of summaries that cut 70% or more (the
+	// seed's target).
+	Shaped, Summarized                  int64
+	ReductionMean, SummaryReductionMean float64
+	SummariesAtLeast70                  float64
 	// Cache is the response cache's counters (zero without a cache).
 	Cache cache.Stats
 	// Sessions counts the sessions that connected; CurrentSessions those
@@ -62,6 +71,11 @@ func (gw *Gateway) Stats() Stats {
 	}
 	gw.mu.Lock()
 	defer gw.mu.Unlock()
+	s.Shaped, s.Summarized = gw.shaped.n, gw.summarized.n
+	s.ReductionMean, s.SummaryReductionMean = gw.shaped.mean(), gw.summarized.mean()
+	if gw.summarized.n > 0 {
+		s.SummariesAtLeast70 = float64(gw.summarized.atLeast70) / float64(gw.summarized.n)
+	}
 	s.Discoveries = len(gw.discovery)
 	var sum time.Duration
 	for _, d := range gw.discovery {
@@ -133,4 +147,77 @@ func (gw *Gateway) listed(ss *mcp.ServerSession) {
 	}
 	gw.discovery = append(gw.discovery, d)
 	gw.logger.Info("gateway: tools discovered", "discovery", d.String())
+}
+
+// reductions accumulates token reductions.
+type reductions struct {
+	n, atLeast70 int64
+	sum          float64
+}
+
+func (r *reductions) add(v float64) {
+	r.n++
+	r.sum += v
+	if v >= 0.7 {
+		r.atLeast70++
+	}
+}
+
+func (r reductions) mean() float64 {
+	if r.n == 0 {
+		return 0
+	}
+	return r.sum / float64(r.n)
+}
+
+// measure is the receiving middleware, added after mcpfit's, that reads
+// what the guard did to the result of a call of one of the gateway's tools
+// (its _meta ctxfit/strategy, ctxfit/tokens and ctxfit/originalTokens).
+func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/call" || err != nil {
+			return res, err
+		}
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil {
+			return res, err
+		}
+		if _, ours := gw.byName[call.Params.Name]; !ours {
+			return res, err
+		}
+		r, ok := res.(*mcp.CallToolResult)
+		if !ok || r == nil || r.Meta == nil {
+			return res, err
+		}
+		strategy, _ := r.Meta["ctxfit/strategy"].(string)
+		after, okA := number(r.Meta["ctxfit/tokens"])
+		before, okB := number(r.Meta["ctxfit/originalTokens"])
+		if strategy == "" || !okA || !okB || before <= 0 {
+			return res, err
+		}
+		v := 1 - after/before
+		gw.mu.Lock()
+		gw.shaped.add(v)
+		if strategy == "summary" {
+			gw.summarized.add(v)
+		}
+		gw.mu.Unlock()
+		return res, err
+	}
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }

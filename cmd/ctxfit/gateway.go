@@ -250,6 +250,8 @@ func healthReport(s gateway.Stats) map[string]any {
 		"validation": map[string]any{"successes": s.ValidationSuccesses, "failures": s.ValidationFailures,
 			"successRate": s.ValidationRate()},
 		"api":      map[string]any{"calls": s.Calls, "errors": s.APIErrors},
+		"shaping": map[string]any{"shaped": s.Shaped, "reductionMean": s.ReductionMean, "summarized": s.Summarized,
+			"summaryReductionMean": s.SummaryReductionMean, "summariesAtLeast70": s.SummariesAtLeast70},
 		"cache":    map[string]any{"hits": s.Cache.Hits + s.Cache.Shared, "misses": s.Cache.Misses, "hitRate": s.Cache.HitRate()},
 		"sessions": map[string]any{"total": s.Sessions, "current": s.CurrentSessions, "peak": s.PeakSessions},
 	}
