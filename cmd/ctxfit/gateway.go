@@ -249,7 +249,7 @@ func healthReport(s gateway.Stats) map[string]any {
 		"discovery": map[string]any{"count": s.Discoveries, "lastMs": ms(s.DiscoveryLast), "maxMs": ms(s.DiscoveryMax), "meanMs": ms(s.DiscoveryMean)},
 		"validation": map[string]any{"successes": s.ValidationSuccesses, "failures": s.ValidationFailures,
 			"successRate": s.ValidationRate()},
-		"api":      map[string]any{"calls": s.Calls, "errors": s.APIErrors},
+		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors},
 		"shaping": map[string]any{"shaped": s.Shaped, "reductionMean": s.ReductionMean, "summarized": s.Summarized,
 			"summaryReductionMean": s.SummaryReductionMean, "summariesAtLeast70": s.SummariesAtLeast70},
 		"cache":    map[string]any{"hits": s.Cache.Hits + s.Cache.Shared, "misses": s.Cache.Misses, "hitRate": s.Cache.HitRate()},
