@@ -22,25 +22,23 @@ type schemaConverter struct {
 	components openapi3.Schemas
 }
 
-// convert returns ref as a JSON Schema object; a nil ref gives {}.
+// convert returns ref as a JSON Schema object; a nil ref gives {}. A
+// reference to a component is inlined from the component (with the
+// reference's 3.1 siblings); one elsewhere in the document from the value
+// the loader resolved.
 func (c schemaConverter) convert(ref *openapi3.SchemaRef) map[string]any {
 	if ref == nil {
 		return map[string]any{}
 	}
-	var m map[string]any
-	if ref.Ref != "" && ref.Value == nil {
-		m = map[string]any{"$ref": ref.Ref}
-	} else if ref.Value != nil {
-		m = toMap(ref.Value)
-	} else {
+	if strings.HasPrefix(ref.Ref, componentPrefix) {
+		return c.resolve(map[string]any{"$ref": ref.Ref}, nil)
+	}
+	if ref.Value == nil {
 		return map[string]any{}
 	}
-	if ref.Ref != "" {
-		m = c.resolve(map[string]any{"$ref": ref.Ref}, nil)
-	}
-	out, _ := c.walk(m, nil).(map[string]any)
+	out, _ := c.walk(toMap(ref.Value), nil).(map[string]any)
 	if out == nil {
-		out = map[string]any{}
+		return map[string]any{}
 	}
 	return out
 }

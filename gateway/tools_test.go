@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -208,4 +209,27 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+func TestLoadFetchesADocumentByURL(t *testing.T) {
+	api := newFakeAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/openapi.json" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(readFile(t, "../examples/httpserver/openapi.json"))
+	})
+	t.Run("a document is parsed, and remembers where it came from", func(t *testing.T) {
+		d, err := gateway.Load(context.Background(), api.URL+"/openapi.json", nil)
+		require.NoError(t, err)
+		assert.Equal(t, api.URL+"/openapi.json", d.Location.String())
+	})
+	t.Run("an answer other than 200 is an error", func(t *testing.T) {
+		_, err := gateway.Load(context.Background(), api.URL+"/missing.json", nil)
+		assert.ErrorContains(t, err, "404")
+	})
+	t.Run("a file that does not exist is an error", func(t *testing.T) {
+		_, err := gateway.Load(context.Background(), "testdata/missing.yaml", nil)
+		assert.Error(t, err)
+	})
 }
