@@ -132,9 +132,10 @@ func mustMarshal(t *testing.T, v any) []byte {
 
 // TestGatewayToolsAreAcceptedByTheTypeScriptClient runs e2e/ts/gateway.test.mjs
 // (node --test): the TypeScript SDK client in front of `ctxfit gateway`
-// serving examples/httpserver's own document. It needs Node 20 or later and
-// the npm dependencies (cd e2e/ts && npm ci); without node it is skipped,
-// except under CI=true, where it fails.
+// serving examples/httpserver's own document, and in front of a Stoplight
+// Prism mock server (pinned in e2e/ts/package.json) of a document the test
+// writes. It needs Node 20 or later and the npm dependencies (cd e2e/ts &&
+// npm ci); without node it is skipped, except under CI=true, where it fails.
 func TestGatewayToolsAreAcceptedByTheTypeScriptClient(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
