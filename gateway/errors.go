@@ -24,7 +24,8 @@ const (
 // ctxfit's other tool errors. A tool result with isError set carries it as
 // its text (see [Error.Text]), in _meta under "ctxfit/error", and as
 // structuredContent when the tool has no output schema (a client would
-// check an error against the schema of a success).
+// check an error against the schema of a success). It is a plain value:
+// the zero Error is empty.
 type Error struct {
 	// Code is one of the Code* constants.
 	Code string `json:"code"`

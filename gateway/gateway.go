@@ -39,7 +39,10 @@ const (
 	maxDocument = 32 << 20
 )
 
-// Document is a parsed OpenAPI document and where it came from.
+// Document is a parsed OpenAPI document and where it came from. The zero
+// Document has no document; make one with [Parse] or [Load]. [New] only
+// reads it, so one Document may serve several gateways, but it must not be
+// changed while they are built.
 type Document struct {
 	// T is the parsed document.
 	T *openapi3.T

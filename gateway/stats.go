@@ -11,6 +11,7 @@ import (
 )
 
 // Stats are the gateway's metrics since [New]: the seed's server metrics.
+// A Stats is a copy, taken by [Gateway.Stats]; the zero Stats is all zero.
 type Stats struct {
 	// Startup is the time from [Options.Started] (or New's call) to the
 	// server being ready.
