@@ -36,6 +36,8 @@ Usage:
                                                        print what the guard would return for a JSON or text response
   ctxfit proxy [FLAGS] -- COMMAND [ARGS...]            put the guard in front of the stdio MCP server COMMAND runs
                                                        (stdio, or streamable HTTP with --listen 127.0.0.1:PORT)
+  ctxfit gateway --openapi FILE_OR_URL [--base-url URL] [--include OPS] [--header NAME:VALUE]... [--listen ADDR]
+                                                       serve an OpenAPI-described HTTP API as guarded MCP tools
   ctxfit mcp-config --client claude-desktop|claude-code|cursor|vscode [--name NAME] [--write [--file PATH]]
                     [PROXY FLAGS] -- COMMAND [ARGS...]
                                                        print the MCP client's configuration entry for ctxfit proxy,
@@ -63,6 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runShape(args[1:], stdin, stdout, stderr)
 	case "proxy":
 		err = runProxy(args[1:], stdin, stdout, stderr)
+	case "gateway":
+		err = runGateway(args[1:], stdin, stdout, stderr)
 	case "mcp-config":
 		err = runMCPConfig(args[1:], stdout, stderr)
 	case "config":

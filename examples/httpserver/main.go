@@ -24,6 +24,8 @@
 //	/healthz       a liveness check: 200 {"status":"ok"} while the process
 //	               serves HTTP; it computes nothing, so a probe that calls it
 //	               every second costs nothing
+//	/openapi.json  the OpenAPI 3.1 description of /api/v1 and /healthz, for
+//	               `ctxfit gateway --openapi http://ADDR/openapi.json`
 //
 // /debug/ctxfit, /metrics and /healthz are outside the middleware: they are
 // for operators, scrapers and probes, and a scrape must not come back as
@@ -219,6 +221,7 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 	mux.Handle("GET /debug/ctxfit", httpfit.HealthHandler(aggregate))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", alive)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	return &server{Handler: mux, guard: guard, aggregate: aggregate, provider: provider, store: st}, nil
 }
 

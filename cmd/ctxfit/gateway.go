@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/gateway"
+)
+
+const gatewayUsage = `Usage: ctxfit gateway --openapi FILE_OR_URL [--base-url URL] [--include OPS]
+                      [--header NAME:VALUE]... [--listen ADDR] [FLAGS]
+
+Serves the operations of the HTTP API that an OpenAPI 3.0 or 3.1 document
+describes as MCP tools, one per operation, with their arguments validated
+before the call and every result kept within the token budget by ctxfit
+(ctxfit_next, ctxfit_details, ctxfit_search and ctxfit_query lead to the
+rest). GET results are cached. Serves stdio (standard input and output are
+the protocol; logs go to standard error as JSON lines) or, with --listen,
+streamable HTTP at http://ADDR/mcp with a health report at
+http://ADDR/healthz.
+
+MCP_TRANSPORT=http (or streamable-http, http-sse) with MCP_PORT=PORT
+(1024-65535) serves streamable HTTP on 127.0.0.1:PORT when --listen is not
+given; MCP_TRANSPORT=stdio is the default.
+
+A --header value of the form env:NAME is read from the environment variable
+NAME, so that credentials stay out of the process list. Header values are
+never logged.
+
+Settings come from the defaults, then the file of --config (or
+CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below, as for
+ctxfit proxy.
+
+Flags:
+`
+
+// gatewayFlags are the command line of `ctxfit gateway`.
+type gatewayFlags struct {
+	guard    *proxyFlags // the guard's settings, read as ctxfit proxy reads them
+	openapi  string
+	baseURL  string
+	include  []string
+	headers  http.Header
+	timeout  time.Duration
+	cacheTTL time.Duration
+	entries  int
+	noCache  bool
+}
+
+func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string) (*gatewayFlags, error) {
+	fs := newFlagSet("gateway", out)
+	pf := &proxyFlags{fs: fs}
+	f := &gatewayFlags{guard: pf, headers: http.Header{}}
+	fs.StringVar(&f.openapi, "openapi", "", "the OpenAPI 3.0 or 3.1 document: a file, or an http(s) URL fetched at start-up")
+	fs.StringVar(&f.baseURL, "base-url", "", "the API's base URL (default: the document's first server, resolved against its URL)")
+	fs.Func("include", "operations to serve, comma-separated: operationIds, tags, path patterns (/items/*) or 'METHOD /path'; repeatable (default: all)", func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				f.include = append(f.include, s)
+			}
+		}
+		return nil
+	})
+	fs.Func("header", "a header sent with every API call, NAME:VALUE (VALUE env:VAR reads $VAR); repeatable", func(v string) error {
+		name, value, ok := strings.Cut(v, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return errors.New("want NAME:VALUE")
+		}
+		if envName, ok := strings.CutPrefix(value, "env:"); ok {
+			value = getenv(envName)
+			if value == "" {
+				return fmt.Errorf("header %s: the environment variable %s is empty", name, envName)
+			}
+		}
+		f.headers.Add(name, value)
+		return nil
+	})
+	fs.StringVar(&pf.listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	fs.DurationVar(&f.timeout, "timeout", gateway.DefaultTimeout, "time limit of one API call")
+	fs.DurationVar(&f.cacheTTL, "cache-ttl", gateway.DefaultCacheTTL, "how long a GET result is served from the cache")
+	fs.IntVar(&f.entries, "cache-entries", gateway.DefaultCacheEntries, "how many results the cache holds")
+	fs.BoolVar(&f.noCache, "no-cache", false, "do not cache GET results")
+	fs.StringVar(&pf.configPath, "config", "", "settings file (JSON or YAML), watched for changes; default $CTXFIT_CONFIG")
+	fs.IntVar(&pf.threshold, "threshold", 0, "token count above which a result is shaped (default 4000)")
+	fs.IntVar(&pf.hardCap, "hard-cap", 0, "token count no shaped result exceeds (default 12000)")
+	fs.StringVar(&pf.mode, "mode", "", "how continuations find their data: store or replay (default store)")
+	fs.StringVar(&pf.encoding, "encoding", "", "tiktoken encoding: o200k_base or cl100k_base (default o200k_base)")
+	fs.StringVar(&pf.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), gatewayUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, usageErrorOf(err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	}
+	if f.openapi == "" {
+		return nil, usageError{errors.New("needs the API's OpenAPI document: --openapi FILE_OR_URL")}
+	}
+	if f.timeout <= 0 || f.entries <= 0 || f.cacheTTL <= 0 {
+		return nil, usageError{errors.New("--timeout, --cache-ttl and --cache-entries must be > 0")}
+	}
+	if pf.listen == "" {
+		listen, err := listenFromEnv(getenv)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		pf.listen = listen
+	}
+	if _, err := pf.overlay(ctxfit.Config{}); err != nil {
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+// listenFromEnv returns the address MCP_TRANSPORT and MCP_PORT ask for:
+// "" for stdio (the default), 127.0.0.1:PORT for streamable HTTP.
+func listenFromEnv(getenv func(string) string) (string, error) {
+	switch t := strings.ToLower(strings.TrimSpace(getenv("MCP_TRANSPORT"))); t {
+	case "", "stdio":
+		return "", nil
+	case "http", "streamable-http", "http-sse":
+		raw := strings.TrimSpace(getenv("MCP_PORT"))
+		if raw == "" {
+			return "", fmt.Errorf("MCP_TRANSPORT=%s needs MCP_PORT", t)
+		}
+		port, err := strconv.Atoi(raw)
+		if err != nil || port < 1024 || port > 65535 {
+			return "", fmt.Errorf("MCP_PORT=%q: want a port between 1024 and 65535", raw)
+		}
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
+	default:
+		return "", fmt.Errorf("MCP_TRANSPORT=%q: want stdio, http, streamable-http or http-sse (served as streamable HTTP)", t)
+	}
+}
+
+// runGateway is `ctxfit gateway`: it serves until the client disconnects
+// (stdio), or until SIGINT or SIGTERM.
+func runGateway(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveGateway(ctx, args, stdin, stdout, stderr, os.Getenv, nil)
+}
+
+// serveGateway is runGateway with its context, environment and, for tests,
+// a function called with the HTTP address once it listens.
+func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, listening func(string)) error {
+	started := time.Now()
+	f, err := parseGatewayFlags(args, stderr, getenv) // stdout is the protocol
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.guard.level()}))
+	doc, err := gateway.Load(ctx, f.openapi, nil)
+	if err != nil {
+		return err
+	}
+	g, closeGuard, err := newProxyGuard(ctx, f.guard, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer closeGuard()
+	opts := &gateway.Options{
+		BaseURL: f.baseURL, Include: f.include, Header: f.headers, Timeout: f.timeout,
+		CacheTTL: f.cacheTTL, CacheEntries: f.entries, Logger: logger, Started: started,
+	}
+	if f.noCache {
+		opts.CacheTTL = -1
+	}
+	gw, err := gateway.New(doc, g, opts)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	names := make([]string, 0, len(f.headers))
+	for name := range f.headers {
+		names = append(names, name)
+	}
+	logger.Info("gateway: serving", "document", f.openapi, "tools", len(gw.Operations()), "headers", names)
+	if f.guard.listen == "" {
+		err := gw.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(stdin), Writer: writeCloser(stdout)})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		return nil
+	}
+	return serveGatewayHTTP(ctx, f.guard.listen, gw, logger, listening)
+}
+
+// serveGatewayHTTP serves the gateway as streamable HTTP at /mcp and its
+// health report (the status and [gateway.Stats]) at /healthz.
+func serveGatewayHTTP(ctx context.Context, addr string, gw *gateway.Gateway, logger *slog.Logger, listening func(string)) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, nil))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(healthReport(gw.Stats()))
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	logger.Info("gateway: serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	if listening != nil {
+		listening(ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// healthReport is the JSON of /healthz: the seed's server metrics, times
+// in milliseconds.
+func healthReport(s gateway.Stats) map[string]any {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return map[string]any{
+		"status":    "ok",
+		"startupMs": ms(s.Startup),
+		"discovery": map[string]any{"count": s.Discoveries, "lastMs": ms(s.DiscoveryLast), "maxMs": ms(s.DiscoveryMax), "meanMs": ms(s.DiscoveryMean)},
+		"validation": map[string]any{"successes": s.ValidationSuccesses, "failures": s.ValidationFailures,
+			"successRate": s.ValidationRate()},
+		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors},
+		"shaping": map[string]any{"shaped": s.Shaped, "reductionMean": s.ReductionMean, "summarized": s.Summarized,
+			"summaryReductionMean": s.SummaryReductionMean, "summariesAtLeast70": s.SummariesAtLeast70},
+		"cache":    map[string]any{"hits": s.Cache.Hits + s.Cache.Shared, "misses": s.Cache.Misses, "hitRate": s.Cache.HitRate()},
+		"sessions": map[string]any{"total": s.Sessions, "current": s.CurrentSessions, "peak": s.PeakSessions},
+	}
+}

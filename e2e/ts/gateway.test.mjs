@@ -1,0 +1,349 @@
+// `ctxfit gateway` through the TypeScript MCP client
+// (@modelcontextprotocol/sdk), which compiles every tool's outputSchema and
+// validates every structuredContent against it (as Claude Desktop and MCP
+// Inspector do): the gateway in front of examples/httpserver, built from
+// the OpenAPI document the server serves at /openapi.json. Every operation
+// must become a tool whose schemas the client accepts, valid calls must
+// reach the API, invalid ones must come back as structured errors, and
+// large results must be shaped within the hard cap with everything
+// reachable.
+//
+// Then the same in front of a third-party mock server: Stoplight Prism
+// (`prism mock`, pinned in package.json) serving a document written here
+// that exercises path, query and header parameters, an API key, request
+// bodies, nested objects, arrays, enums, oneOf and a large list. Prism
+// answers 422 to any request that does not match the document, so a
+// successful call shows the gateway sent the right method, path, query,
+// headers and body.
+//
+// e2e/gateway_test.go runs this file with the path of the ctxfit binary in
+// CTXFIT_E2E_CTXFIT and the document's URL in CTXFIT_E2E_OPENAPI_URL.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { rebuild } from './follow.mjs';
+
+const env = (name) => {
+  const v = process.env[name] ?? '';
+  if (v === '') throw new Error(`${name} is not set: run these tests through go test ./e2e/`);
+  return v;
+};
+const ctxfit = env('CTXFIT_E2E_CTXFIT');
+const openapi = env('CTXFIT_E2E_OPENAPI_URL');
+
+const NEXT = 'ctxfit_next';
+const OPERATIONS = ['listBookings', 'getBooking', 'getLog', 'health'];
+const HARD_CAP = 3000;
+
+async function connect(args, document = openapi) {
+  const transport = new StdioClientTransport({
+    command: ctxfit,
+    args: ['gateway', '--openapi', document, ...args],
+    env: {
+      ...getDefaultEnvironment(),
+      CTXFIT_SECRET: 'an end-to-end secret of 32 bytes or more',
+      CTXFIT_SHAPE_TIMEOUT: '1m',
+      CTXFIT_ADMISSION_WAIT: '1m',
+    },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => { stderr += d; });
+  const client = new Client({ name: 'ctxfit-e2e-gateway', version: '1.0.0' });
+  await client.connect(transport);
+  const { tools } = await client.listTools(); // compiles every outputSchema
+  return { client, tools, stderr: () => stderr };
+}
+
+function texts(res) {
+  return res.content.filter((c) => !(c.type === 'resource_link' && c._meta?.['ctxfit/original'])).map((c) => {
+    assert.equal(c.type, 'text');
+    return c.text;
+  });
+}
+
+describe('ctxfit gateway in front of examples/httpserver', () => {
+  let s;
+  before(async () => { s = await connect(['--threshold', '1000', '--hard-cap', String(HARD_CAP)]); });
+  after(async () => { await s?.client.close(); });
+
+  test('every operation is a tool with an object input schema, a description and annotations', () => {
+    const names = s.tools.map((t) => t.name);
+    for (const op of OPERATIONS) {
+      assert.ok(names.includes(op), `${op} in ${names}`);
+      const tool = s.tools.find((t) => t.name === op);
+      assert.equal(tool.inputSchema.type, 'object');
+      assert.ok(tool.description.length >= 10);
+      assert.match(tool.description, /\(GET \//);
+      assert.equal(tool.annotations.readOnlyHint, true);
+    }
+    const get = s.tools.find((t) => t.name === 'getBooking');
+    assert.deepEqual(get.inputSchema.required, ['id']);
+    assert.equal(get.inputSchema.properties.id.pattern, '^BK[0-9]{5}$');
+    const health = s.tools.find((t) => t.name === 'health');
+    assert.ok(health.outputSchema?.anyOf, 'the object response is an output schema, rewritten to accept shaped results');
+  });
+
+  test('every operation answers a valid call, and structured content validates', async () => {
+    const calls = {
+      listBookings: { status: 'pending', order: 'created_desc' },
+      getBooking: { id: 'BK00042', fields: 'all' },
+      getLog: { name: 'app' },
+      health: {},
+    };
+    for (const [name, args] of Object.entries(calls)) {
+      const res = await s.client.callTool({ name, arguments: args }); // throws if structuredContent fails validation
+      assert.ok(!res.isError, `${name}: ${texts(res).join(' ')}`);
+    }
+    const health = await s.client.callTool({ name: 'health', arguments: {} });
+    assert.deepEqual(health.structuredContent, { status: 'ok' });
+  });
+
+  test('a page of the API, shaped again by the gateway, is rebuilt whole by following ctxfit_next', async () => {
+    const first = await s.client.callTool({ name: 'listBookings', arguments: {} });
+    assert.ok(!first.isError);
+    assert.equal(first._meta?.['ctxfit/strategy'], 'pagination');
+    const page = JSON.parse(await rebuild(texts(first)[0], async (cursor, part) => {
+      const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
+      assert.ok(!res.isError, texts(res).join(' '));
+      assert.ok(res._meta?.['ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
+      return texts(res)[0];
+    }));
+    assert.equal(page.items.length, page.meta.pageSize);
+    assert.equal(page.items[0].id, 'BK00001');
+    assert.ok(page.nextCursor, 'the API\'s own cursor leads to its next page');
+    const second = await s.client.callTool({ name: 'listBookings', arguments: { cursor: page.nextCursor } });
+    assert.ok(!second.isError, texts(second).join(' '));
+  });
+
+  test('invalid arguments are a structured tool error the model can retry from', async () => {
+    const res = await s.client.callTool({ name: 'listBookings', arguments: { status: 'booked' } });
+    assert.equal(res.isError, true);
+    const e = res.structuredContent;
+    assert.equal(e.code, 'parameter_invalid');
+    assert.equal(e.data.parameter, 'status');
+    assert.equal(e.data.value, '"booked"');
+    assert.match(e.data.expected, /one of "confirmed"/);
+    assert.ok(e.data.suggestion);
+    assert.match(texts(res)[0], /Argument "status" \(got "booked"\)/);
+  });
+
+  test('an answer outside 2xx is a tool error with the status and an excerpt', async () => {
+    const res = await s.client.callTool({ name: 'getBooking', arguments: { id: 'BK99999' } });
+    assert.equal(res.isError, true);
+    assert.match(texts(res)[0], /answered 404 Not Found: \{"error":"no booking \\"BK99999\\""/);
+    assert.equal(res._meta['ctxfit/error'].data.status, 404);
+  });
+});
+
+// The mock's document: a shop whose list of items is large (400 items of
+// about 40 tokens each), given as the response's example so that Prism
+// answers it as it is.
+const bigList = Array.from({ length: 400 }, (_, i) => ({
+  id: i + 1,
+  name: `Item number ${i + 1} of the mock shop`,
+  category: ['tools', 'garden', 'kitchen'][i % 3],
+  price: { amount: 10 + i, currency: 'EUR' },
+  tags: ['mock', `t${i % 7}`],
+}));
+const item = { id: 7, name: 'Hammer', category: 'tools', price: { amount: 12.5, currency: 'EUR' }, tags: ['steel'], dimensions: { width: 3, height: 30 } };
+const mockDocument = {
+  openapi: '3.1.0',
+  info: { title: 'Mock shop', version: '1.0.0' },
+  components: {
+    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+    schemas: {
+      Category: { type: 'string', enum: ['tools', 'garden', 'kitchen'] },
+      Money: { type: 'object', required: ['amount', 'currency'], properties: { amount: { type: 'number' }, currency: { type: 'string', enum: ['EUR', 'USD'] } } },
+      Item: {
+        type: 'object',
+        required: ['id', 'name', 'category', 'price'],
+        properties: {
+          id: { type: 'integer' },
+          name: { type: 'string' },
+          category: { $ref: '#/components/schemas/Category' },
+          price: { $ref: '#/components/schemas/Money' },
+          tags: { type: 'array', items: { type: 'string' } },
+          dimensions: { type: 'object', properties: { width: { type: 'number' }, height: { type: 'number' } } },
+        },
+      },
+      NewItem: {
+        type: 'object',
+        required: ['name', 'category', 'price', 'payment'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          category: { $ref: '#/components/schemas/Category' },
+          price: { $ref: '#/components/schemas/Money' },
+          tags: { type: 'array', items: { type: 'string' }, maxItems: 5 },
+          payment: {
+            oneOf: [
+              { type: 'object', required: ['card'], properties: { card: { type: 'string', pattern: '^[0-9]{16}$' } }, additionalProperties: false },
+              { type: 'object', required: ['iban'], properties: { iban: { type: 'string' } }, additionalProperties: false },
+            ],
+          },
+        },
+      },
+    },
+  },
+  security: [{ apiKey: [] }],
+  paths: {
+    '/items': {
+      get: {
+        operationId: 'listItems',
+        summary: 'List the items',
+        parameters: [
+          { name: 'category', in: 'query', schema: { $ref: '#/components/schemas/Category' } },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          { name: 'X-Tenant', in: 'header', required: true, schema: { type: 'string' } },
+        ],
+        responses: {
+          200: { description: 'The items.', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Item' } }, example: bigList } } },
+        },
+      },
+      post: {
+        operationId: 'createItem',
+        summary: 'Create an item',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NewItem' } } } },
+        responses: {
+          201: { description: 'Created.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' }, example: item } } },
+        },
+      },
+    },
+    '/items/{itemId}': {
+      get: {
+        operationId: 'getItem',
+        summary: 'Get an item',
+        parameters: [{ name: 'itemId', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+        responses: {
+          200: { description: 'The item.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' }, example: item } } },
+        },
+      },
+      delete: {
+        operationId: 'deleteItem',
+        summary: 'Delete an item',
+        parameters: [{ name: 'itemId', in: 'path', required: true, schema: { type: 'integer' } }],
+        responses: { 204: { description: 'Deleted.' } },
+      },
+    },
+  },
+};
+
+// freePort returns a port of 127.0.0.1 that was free a moment ago.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+describe('ctxfit gateway in front of a Prism mock server', () => {
+  let dir, prism, prismLog = '', s;
+  const received = (path) => prismLog.split('\n').filter((l) => l.includes(`${path} `) && l.includes('Request received')).length;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ctxfit-gateway-prism-'));
+    const doc = join(dir, 'shop.json');
+    writeFileSync(doc, JSON.stringify(mockDocument));
+    const port = await freePort();
+    prism = spawn(join('node_modules', '.bin', 'prism'), ['mock', doc, '-h', '127.0.0.1', '-p', String(port)], {
+      env: { ...process.env, SCARF_ANALYTICS: 'false' },
+    });
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`prism did not start:\n${prismLog}`)), 60_000);
+      const read = (d) => {
+        prismLog += d;
+        if (prismLog.includes('Prism is listening')) { clearTimeout(timer); resolve(); }
+      };
+      prism.stdout.on('data', read);
+      prism.stderr.on('data', read);
+      prism.on('exit', (code) => { clearTimeout(timer); reject(new Error(`prism exited ${code}:\n${prismLog}`)); });
+    });
+    prism.removeAllListeners('exit');
+    s = await connect(['--base-url', `http://127.0.0.1:${port}`, '--header', 'X-API-Key:k3y', '--threshold', '1000', '--hard-cap', String(HARD_CAP)], doc);
+  });
+  after(async () => {
+    await s?.client.close();
+    prism?.kill();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('every operation is a tool whose schemas the client accepts', () => {
+    const names = s.tools.map((t) => t.name);
+    for (const op of ['listItems', 'createItem', 'getItem', 'deleteItem']) assert.ok(names.includes(op), `${op} in ${names}`);
+    const create = s.tools.find((t) => t.name === 'createItem');
+    assert.deepEqual(create.inputSchema.required, ['body']);
+    assert.equal(create.inputSchema.properties.body.properties.payment.oneOf.length, 2);
+    assert.deepEqual(create.inputSchema.properties.body.properties.category.enum, ['tools', 'garden', 'kitchen']);
+    assert.ok(s.tools.find((t) => t.name === 'getItem').outputSchema, 'an object response is an output schema');
+    assert.equal(s.tools.find((t) => t.name === 'deleteItem').annotations.destructiveHint, true);
+  });
+
+  test('a large list is shaped within the hard cap and rebuilt whole', async () => {
+    const first = await s.client.callTool({ name: 'listItems', arguments: { category: 'tools', limit: 500, 'X-Tenant': 'acme' } });
+    assert.ok(!first.isError, texts(first).join(' '));
+    assert.equal(first._meta?.['ctxfit/strategy'], 'pagination');
+    const whole = await rebuild(texts(first)[0], async (cursor, part) => {
+      const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
+      assert.ok(!res.isError, texts(res).join(' '));
+      assert.ok(res._meta?.['ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
+      return texts(res)[0];
+    });
+    assert.deepEqual(JSON.parse(whole), bigList);
+  });
+
+  test('a path parameter and an object answer: structured content that validates, then served from the cache', async () => {
+    const res = await s.client.callTool({ name: 'getItem', arguments: { itemId: 7 } });
+    assert.ok(!res.isError, texts(res).join(' '));
+    assert.deepEqual(res.structuredContent, item);
+    const before = received('/items/7');
+    assert.equal(before, 1);
+    const again = await s.client.callTool({ name: 'getItem', arguments: { itemId: 7 } });
+    assert.deepEqual(again.structuredContent, item);
+    assert.equal(received('/items/7'), before, 'a cached GET is not fetched again');
+  });
+
+  test('a request body with nested objects, arrays, an enum and a oneOf reaches the API as the document says', async () => {
+    const body = { name: 'Rake', category: 'garden', price: { amount: 20, currency: 'USD' }, tags: ['a', 'b'], payment: { card: '4111111111111111' } };
+    const res = await s.client.callTool({ name: 'createItem', arguments: { body } });
+    assert.ok(!res.isError, texts(res).join(' '));
+    assert.deepEqual(res.structuredContent, item);
+  });
+
+  test('a DELETE answering 204 says so', async () => {
+    const res = await s.client.callTool({ name: 'deleteItem', arguments: { itemId: 3 } });
+    assert.ok(!res.isError, texts(res).join(' '));
+    assert.match(texts(res)[0], /answered 204 No Content with no content/);
+  });
+
+  test('invalid arguments never reach the API', async () => {
+    const cases = [
+      [{ name: 'listItems', arguments: { category: 'toys', 'X-Tenant': 'acme' } }, 'category', /one of "tools", "garden", "kitchen"/],
+      [{ name: 'listItems', arguments: { category: 'tools' } }, 'X-Tenant', /required/],
+      [{ name: 'getItem', arguments: { itemId: 0 } }, 'itemId', /at least 1/],
+      [{ name: 'createItem', arguments: { body: { name: 'Rake', category: 'garden', price: { amount: 1, currency: 'EUR' }, payment: { card: '12' } } } }, 'body/payment', null],
+    ];
+    const before = received('/items');
+    for (const [call, parameter, expected] of cases) {
+      const res = await s.client.callTool(call);
+      assert.equal(res.isError, true, JSON.stringify(call));
+      const e = res._meta['ctxfit/error'];
+      assert.equal(e.code, 'parameter_invalid');
+      assert.ok(e.data.parameter.startsWith(parameter), `${e.data.parameter} starts with ${parameter}`);
+      if (expected) assert.match(e.data.expected, expected);
+      assert.ok(e.data.suggestion);
+    }
+    assert.equal(received('/items'), before);
+  });
+});

@@ -1,0 +1,99 @@
+// Package gateway turns an HTTP API with an OpenAPI 3.0 or 3.1 description
+// into MCP tools whose results ctxfit keeps inside the model's context
+// window: one tool per operation, arguments validated before the call,
+// every result guarded by mcpfit exactly as any other tool's (pass-through
+// under the threshold; pages, summaries with drill-down, chunks, search,
+// query and resource links over it), and GET results cached.
+//
+//	doc, err := gateway.Load(ctx, "https://api.example.com/openapi.json", nil)
+//	gw, err := gateway.New(doc, guard, &gateway.Options{
+//		Header: http.Header{"Authorization": {"Bearer " + token}},
+//	})
+//	defer gw.Close()
+//	err = gw.Server().Run(ctx, &mcp.StdioTransport{})
+//
+// The command `ctxfit gateway --openapi FILE_OR_URL` serves the same over
+// stdio or streamable HTTP.
+//
+// # Parsing
+//
+// Documents are parsed and validated with github.com/getkin/kin-openapi
+// (openapi3): it reads OpenAPI 3.0, 3.1 and 3.2 in JSON or YAML, resolves
+// references within the document into values, is maintained, pure Go and
+// small in dependencies. github.com/pb33f/libopenapi reads the same
+// versions with a richer model (low-level nodes, line numbers, a
+// what-changed engine) that a gateway does not need, at the cost of a much
+// larger dependency tree. References outside the document are refused.
+//
+// # Tools from operations
+//
+// [Operations] makes one [Operation] per operation:
+//
+//   - name: the operationId (or the method and path when there is none)
+//     with characters outside [A-Za-z0-9_.-] replaced by "_", cut to 128
+//     characters, and made unique with a suffix _2, _3, ...; never the
+//     name of one of ctxfit's own tools.
+//   - description: the summary and the description, then the method and
+//     path: "List bookings. ... (GET /api/v1/bookings)".
+//   - input schema: an object with one property per path, query and header
+//     parameter (cookie parameters are not sent), and "body" for the JSON
+//     request body; path parameters are required, as are the others the
+//     document marks required; no other property is accepted. A name two
+//     parameters share is prefixed with the location of the second
+//     ("query_id").
+//   - output schema: the schema of the first JSON 2xx response when it is
+//     an object (MCP output schemas are objects); none otherwise. mcpfit
+//     rewrites it so that shaped results validate too.
+//   - annotations: GET and HEAD readOnlyHint, PUT idempotentHint, DELETE
+//     destructiveHint; all openWorldHint.
+//
+// Schemas become self-contained JSON Schema 2020-12: component references
+// are inlined (a recursive one becomes {}, which accepts anything),
+// OpenAPI 3.0's nullable and boolean exclusiveMinimum/exclusiveMaximum are
+// rewritten, and keywords JSON Schema does not have (example,
+// discriminator, xml, externalDocs, x-*) are dropped.
+//
+// [Options.Include] selects operations by operationId, tool name, tag,
+// path pattern ("/bookings/*") or "METHOD /path".
+//
+// # Calls
+//
+// A call's arguments are validated against the input schema with
+// github.com/santhosh-tekuri/jsonschema/v6, which reports each violation
+// with its instance location and kind (github.com/google/jsonschema-go,
+// which the MCP SDK uses, validates too but reports a message only). A
+// violation is a tool result with isError set and an [Error] of code
+// parameter_invalid: the parameter, its value (shortened to 80 bytes), what
+// is expected and a suggestion, so that a model can correct its call;
+// nothing is sent to the API.
+//
+// A valid call becomes one HTTP request to the base URL ([Options.BaseURL],
+// else the document's first server): path parameters escaped into the
+// path, query parameters (arrays repeated, or comma-joined where the
+// document says explode: false), header parameters, then
+// [Options.Header] (credentials, never logged), and the body as JSON. It
+// has [Options.Timeout] (30 s by default). A 2xx JSON answer is the result's
+// text, and its structured content when the tool has an output schema and
+// the answer is an object; text stays text; other media become an embedded
+// resource, which mcpfit holds back behind a link. Any other status is a
+// tool error of code api_error with the status, an excerpt of the body (300
+// bytes) and a suggestion that depends on the status; no answer at all is
+// api_unreachable.
+//
+// # Cache
+//
+// Results of read-only tools (GET and HEAD) are served from a response
+// cache (package cache through mcpfit's Options.Cache): an hour and 1,000
+// entries by default, keyed by tool, caller and canonical arguments. Errors
+// are never cached.
+//
+// # Metrics
+//
+// [Gateway.Stats] reports start-up time, discovery time (a session's
+// first request to its first tools/list), validation successes and
+// failures, API calls and errors, the token reductions of shaped results
+// (the mean, and for summaries the share that cut 70% or more), cache hits
+// and misses, and the sessions (current and peak). They are not sent to
+// telemetry sinks: the guard's own telemetry (ctxfit.Options.Sink) records
+// every shaped result.
+package gateway

@@ -1,0 +1,384 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/mcpfit"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultTimeout is the time limit of one API call.
+	DefaultTimeout = 30 * time.Second
+	// DefaultLoadTimeout is the time limit of fetching a document by URL.
+	DefaultLoadTimeout = 30 * time.Second
+	// DefaultCacheTTL is how long a GET result is served from the cache.
+	DefaultCacheTTL = time.Hour
+	// DefaultCacheEntries is how many results the cache holds.
+	DefaultCacheEntries = 1000
+	// maxDocument bounds a document's size, in bytes.
+	maxDocument = 32 << 20
+)
+
+// Document is a parsed OpenAPI document and where it came from. The zero
+// Document has no document; make one with [Parse] or [Load]. [New] only
+// reads it, so one Document may serve several gateways, but it must not be
+// changed while they are built.
+type Document struct {
+	// T is the parsed document.
+	T *openapi3.T
+	// Location is the URL the document was fetched from, or nil for a
+	// file or bytes; a relative server URL is resolved against it.
+	Location *url.URL
+}
+
+// Parse parses an OpenAPI 3.0 or 3.1 document (JSON or YAML) and validates
+// it. References outside the document are refused.
+func Parse(ctx context.Context, data []byte) (*Document, error) {
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	loader.IsExternalRefsAllowed = false
+	t, err := loader.LoadFromData(data)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: parse the OpenAPI document: %w", err)
+	}
+	if !strings.HasPrefix(t.OpenAPI, "3.") {
+		return nil, fmt.Errorf("gateway: OpenAPI version %q: want 3.0 or 3.1", t.OpenAPI)
+	}
+	if err := t.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation()); err != nil {
+		return nil, fmt.Errorf("gateway: invalid OpenAPI document: %w", err)
+	}
+	return &Document{T: t}, nil
+}
+
+// Load reads the document at location, an http:// or https:// URL (fetched
+// with client, nil meaning http.DefaultClient, within
+// [DefaultLoadTimeout] unless ctx ends sooner) or a file path, and parses
+// it with [Parse].
+func Load(ctx context.Context, location string, client *http.Client) (*Document, error) {
+	var data []byte
+	var loc *url.URL
+	if u, err := url.Parse(location); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		if client == nil {
+			client = http.DefaultClient
+		}
+		ctx, cancel := context.WithTimeout(ctx, DefaultLoadTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: fetch the OpenAPI document: %w", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("gateway: fetch the OpenAPI document: %s answered %s", location, resp.Status)
+		}
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
+		if err != nil {
+			return nil, fmt.Errorf("gateway: fetch the OpenAPI document: %w", err)
+		}
+		loc = u
+	} else {
+		var err error
+		data, err = os.ReadFile(location)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	}
+	if len(data) > maxDocument {
+		return nil, fmt.Errorf("gateway: the OpenAPI document is larger than %d MiB", maxDocument>>20)
+	}
+	d, err := Parse(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	d.Location = loc
+	return d, nil
+}
+
+// Options configure [New]. A nil *Options, like the zero value, means the
+// defaults; New copies them.
+type Options struct {
+	// BaseURL is where the API is. Empty means the document's first server
+	// URL (with its variables' defaults), resolved against the document's
+	// location when it is relative.
+	BaseURL string
+	// Include selects the operations that become tools (see
+	// [Operations]). Empty means all of them.
+	Include []string
+	// Header is added to every API call, over the operation's header
+	// parameters: credentials go here. The gateway never logs it.
+	Header http.Header
+	// Client makes the API calls. Nil means a client of its own.
+	Client *http.Client
+	// Timeout limits one API call. Zero means [DefaultTimeout].
+	Timeout time.Duration
+	// CacheTTL is how long the result of a GET or HEAD is served from the
+	// response cache. Zero means [DefaultCacheTTL]; negative means no
+	// cache.
+	CacheTTL time.Duration
+	// CacheEntries bounds the cache. Zero means [DefaultCacheEntries].
+	CacheEntries int
+	// Install configures the guard on the tools (mcpfit.Install); its
+	// Cache is the gateway's. Nil means mcpfit's defaults.
+	Install *mcpfit.Options
+	// Implementation names the server. Nil means the document's title and
+	// version.
+	Implementation *mcp.Implementation
+	// Logger receives the gateway's log lines: start-up, discovery, call
+	// outcomes (method, path, status, never headers or arguments). Nil
+	// means none.
+	Logger *slog.Logger
+	// Now is the clock of the cache and of the metrics. Nil means
+	// time.Now.
+	Now func() time.Time
+	// Started is when start-up began (the process start, say), for
+	// [Stats.Startup]. Zero means when New was called.
+	Started time.Time
+}
+
+// Gateway is an MCP server whose tools call the operations of an HTTP API,
+// guarded by ctxfit.
+//
+// A Gateway is safe for concurrent use. Create one with [New]; release it
+// with [Gateway.Close].
+type Gateway struct {
+	server *mcp.Server
+	ops    []*Operation
+	byName map[string]*tool
+	cache  *cache.Cache
+	logger *slog.Logger
+	now    func() time.Time
+
+	startup                  time.Duration
+	valid, invalid           atomic.Int64
+	calls, apiErrors         atomic.Int64
+	current, peak, connected atomic.Int64
+
+	mu                 sync.Mutex
+	connectedAt        map[*mcp.ServerSession]time.Time
+	discovery          []time.Duration
+	shaped, summarized reductions
+}
+
+// tool is one operation with what a call needs.
+type tool struct {
+	op      *Operation
+	schema  *jsonschema.Schema // nil: not validated (the schema did not compile)
+	base    *url.URL
+	header  http.Header
+	client  *http.Client
+	timeout time.Duration
+	g       *Gateway
+}
+
+// New builds the gateway's MCP server for doc: one tool per selected
+// operation, each guarded by g (mcpfit.Install), GET and HEAD results
+// cached. It returns an error when doc has no operation include selects,
+// or no base URL can be found.
+func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	started := o.Started
+	if started.IsZero() {
+		started = o.Now()
+	}
+	if doc == nil || doc.T == nil {
+		return nil, errors.New("gateway: New needs a document")
+	}
+	if g == nil {
+		return nil, errors.New("gateway: New needs a guard")
+	}
+	var inst mcpfit.Options
+	if o.Install != nil {
+		inst = *o.Install
+	}
+	reserved := []string{def(inst.NextTool, "ctxfit_next"), def(inst.DetailsTool, "ctxfit_details"),
+		def(inst.SearchTool, "ctxfit_search"), def(inst.QueryTool, "ctxfit_query")}
+	ops, err := Operations(doc.T, o.Include, reserved)
+	if err != nil {
+		return nil, err
+	}
+	base, err := baseURL(doc, o.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	impl := o.Implementation
+	if impl == nil {
+		impl = &mcp.Implementation{Name: "ctxfit-gateway", Version: "0"}
+		if doc.T.Info != nil {
+			impl = &mcp.Implementation{Name: def(doc.T.Info.Title, impl.Name), Version: def(doc.T.Info.Version, impl.Version)}
+		}
+	}
+	gw := &Gateway{ops: ops, byName: map[string]*tool{}, logger: o.Logger, now: o.Now,
+		connectedAt: map[*mcp.ServerSession]time.Time{}}
+	if o.CacheTTL >= 0 {
+		ttl := def(o.CacheTTL, DefaultCacheTTL)
+		gw.cache = cache.New(&cache.Options{TTL: ttl, MaxEntries: def(o.CacheEntries, DefaultCacheEntries), Now: o.Now})
+		inst.Cache = gw.cache
+	} else {
+		inst.Cache = nil
+	}
+	s := mcp.NewServer(impl, nil)
+	s.AddReceivingMiddleware(gw.observe)
+	header := o.Header.Clone()
+	for _, op := range ops {
+		t := &tool{op: op, base: base, header: header, client: o.Client, timeout: o.Timeout, g: gw}
+		if sch, err := compileInput(op.Tool.Name, op.input); err == nil {
+			t.schema = sch
+		} else {
+			o.Logger.Warn("gateway: the input schema does not compile; the tool's arguments are not validated",
+				"tool", op.Tool.Name, "err", err)
+		}
+		gw.byName[op.Tool.Name] = t
+		s.AddTool(op.Tool, t.call)
+	}
+	if err := mcpfit.Install(s, g, &inst); err != nil {
+		gw.Close()
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	s.AddReceivingMiddleware(gw.measure) // outside mcpfit's: sees shaped results
+	gw.server = s
+	gw.startup = o.Now().Sub(started)
+	o.Logger.Info("gateway: ready", "tools", len(ops), "api", base.Redacted(), "startup", gw.startup.String())
+	return gw, nil
+}
+
+func def[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}
+
+// baseURL returns the API's base URL: override, or the document's first
+// server with its variables' defaults, resolved against its location.
+func baseURL(doc *Document, override string) (*url.URL, error) {
+	raw := override
+	if raw == "" && len(doc.T.Servers) > 0 && doc.T.Servers[0] != nil {
+		srv := doc.T.Servers[0]
+		raw = srv.URL
+		for name, v := range srv.Variables {
+			if v != nil {
+				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+			}
+		}
+	}
+	if raw == "" && doc.Location != nil {
+		raw = "/"
+	}
+	if raw == "" {
+		return nil, errors.New("gateway: the document names no server: give the API's base URL (--base-url)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: base URL %q: %w", raw, err)
+	}
+	if !u.IsAbs() {
+		if doc.Location == nil || override != "" {
+			return nil, fmt.Errorf("gateway: base URL %q is relative: give the API's absolute base URL (--base-url)", raw)
+		}
+		u = doc.Location.ResolveReference(u)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("gateway: base URL %q: want http or https", raw)
+	}
+	return u, nil
+}
+
+// Server returns the MCP server: serve it on any transport.
+func (gw *Gateway) Server() *mcp.Server { return gw.server }
+
+// Operations returns the operations that became tools, in the order of
+// [Operations]. The slice is the caller's; the Operations are shared.
+func (gw *Gateway) Operations() []*Operation { return append([]*Operation(nil), gw.ops...) }
+
+// Close releases the response cache.
+func (gw *Gateway) Close() error {
+	if gw.cache != nil {
+		return gw.cache.Close()
+	}
+	return nil
+}
+
+// call is the handler of one tool: validate, call the API, answer.
+func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var raw json.RawMessage
+	if req != nil && req.Params != nil {
+		raw = req.Params.Arguments
+	}
+	if e := validateArgs(t.schema, raw); e != nil {
+		t.g.invalid.Add(1)
+		t.g.logger.Info("gateway: invalid arguments", "tool", t.op.Tool.Name, "parameter", e.Data.Parameter)
+		return e.result(!t.op.output), nil
+	}
+	t.g.valid.Add(1)
+	var args map[string]any
+	if len(bytes.TrimSpace(raw)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
+			return argumentError("", "", "a JSON object of arguments", err.Error(), "Send the arguments as one JSON object.").result(!t.op.output), nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	hreq, err := t.op.buildRequest(ctx, t.base, args, t.header)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %s: %w", t.op.Tool.Name, err)
+	}
+	t.g.calls.Add(1)
+	start := t.g.now()
+	resp, err := t.client.Do(hreq)
+	if err != nil {
+		t.g.apiErrors.Add(1)
+		t.g.logger.Warn("gateway: the API did not answer", "tool", t.op.Tool.Name, "method", t.op.Method, "path", t.op.Path)
+		return t.op.unreachable(err), nil
+	}
+	defer resp.Body.Close()
+	res := t.op.answer(resp)
+	if res.IsError {
+		t.g.apiErrors.Add(1)
+	}
+	t.g.logger.Debug("gateway: call", "tool", t.op.Tool.Name, "method", t.op.Method, "path", t.op.Path,
+		"status", resp.StatusCode, "duration", t.g.now().Sub(start).String())
+	return res, nil
+}
