@@ -95,7 +95,7 @@ func TestGatewayServesTheExampleHTTPServerFromItsOwnDocument(t *testing.T) {
 		require.Less(t, pages, 100, "too many API pages")
 		first := mcptest.Call(t, cs, "listBookings", args)
 		require.False(t, first.IsError, mcptest.Texts(t, first))
-		require.Equal(t, "pagination", first.Meta["ctxfit/strategy"], "an API page of ~3,900 tokens is over the gateway's threshold")
+		require.Equal(t, "pagination", first.Meta["dev.ctxfit/strategy"], "an API page of ~3,900 tokens is over the gateway's threshold")
 		var page struct {
 			Items      []json.RawMessage `json:"items"`
 			NextCursor *string           `json:"nextCursor"`

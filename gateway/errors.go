@@ -22,7 +22,7 @@ const (
 // Error is the structured error of a gateway tool: the seed's MCP error
 // response (parameter, value, expected, suggestion) in the shape of
 // ctxfit's other tool errors. A tool result with isError set carries it as
-// its text (see [Error.Text]), in _meta under "ctxfit/error", and as
+// its text (see [Error.Text]), in _meta under "dev.ctxfit/error", and as
 // structuredContent when the tool has no output schema (a client would
 // check an error against the schema of a success). It is a plain value:
 // the zero Error is empty.
@@ -93,7 +93,7 @@ func (e Error) result(structured bool) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: e.Text()}},
-		Meta:    mcp.Meta{"ctxfit/error": e},
+		Meta:    mcp.Meta{"dev.ctxfit/error": e},
 	}
 	if structured {
 		b, _ := json.Marshal(e)

@@ -106,7 +106,7 @@ func connect(t *testing.T, doc *gateway.Document, g *ctxfit.Guard, opts *gateway
 func toolError(t *testing.T, res *mcp.CallToolResult) gateway.Error {
 	t.Helper()
 	require.True(t, res.IsError, "want an error result")
-	b, err := json.Marshal(res.Meta["ctxfit/error"])
+	b, err := json.Marshal(res.Meta["dev.ctxfit/error"])
 	require.NoError(t, err)
 	var e gateway.Error
 	require.NoError(t, json.Unmarshal(b, &e))

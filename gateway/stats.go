@@ -173,7 +173,7 @@ func (r reductions) mean() float64 {
 
 // measure is the receiving middleware, added after mcpfit's, that reads
 // what the guard did to the result of a call of one of the gateway's tools
-// (its _meta ctxfit/strategy, ctxfit/tokens and ctxfit/originalTokens).
+// (its _meta dev.ctxfit/strategy, dev.ctxfit/tokens and dev.ctxfit/originalTokens).
 func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -191,9 +191,9 @@ func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || r == nil || r.Meta == nil {
 			return res, err
 		}
-		strategy, _ := r.Meta["ctxfit/strategy"].(string)
-		after, okA := number(r.Meta["ctxfit/tokens"])
-		before, okB := number(r.Meta["ctxfit/originalTokens"])
+		strategy, _ := r.Meta["dev.ctxfit/strategy"].(string)
+		after, okA := number(r.Meta["dev.ctxfit/tokens"])
+		before, okB := number(r.Meta["dev.ctxfit/originalTokens"])
 		if strategy == "" || !okA || !okB || before <= 0 {
 			return res, err
 		}

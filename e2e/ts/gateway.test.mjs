@@ -63,7 +63,7 @@ async function connect(args, document = openapi) {
 }
 
 function texts(res) {
-  return res.content.filter((c) => !(c.type === 'resource_link' && c._meta?.['ctxfit/original'])).map((c) => {
+  return res.content.filter((c) => !(c.type === 'resource_link' && c._meta?.['dev.ctxfit/original'])).map((c) => {
     assert.equal(c.type, 'text');
     return c.text;
   });
@@ -109,11 +109,11 @@ describe('ctxfit gateway in front of examples/httpserver', () => {
   test('a page of the API, shaped again by the gateway, is rebuilt whole by following ctxfit_next', async () => {
     const first = await s.client.callTool({ name: 'listBookings', arguments: {} });
     assert.ok(!first.isError);
-    assert.equal(first._meta?.['ctxfit/strategy'], 'pagination');
+    assert.equal(first._meta?.['dev.ctxfit/strategy'], 'pagination');
     const page = JSON.parse(await rebuild(texts(first)[0], async (cursor, part) => {
       const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
       assert.ok(!res.isError, texts(res).join(' '));
-      assert.ok(res._meta?.['ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
+      assert.ok(res._meta?.['dev.ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
       return texts(res)[0];
     }));
     assert.equal(page.items.length, page.meta.pageSize);
@@ -139,7 +139,7 @@ describe('ctxfit gateway in front of examples/httpserver', () => {
     const res = await s.client.callTool({ name: 'getBooking', arguments: { id: 'BK99999' } });
     assert.equal(res.isError, true);
     assert.match(texts(res)[0], /answered 404 Not Found: \{"error":"no booking \\"BK99999\\""/);
-    assert.equal(res._meta['ctxfit/error'].data.status, 404);
+    assert.equal(res._meta['dev.ctxfit/error'].data.status, 404);
   });
 });
 
@@ -293,11 +293,11 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
   test('a large list is shaped within the hard cap and rebuilt whole', async () => {
     const first = await s.client.callTool({ name: 'listItems', arguments: { category: 'tools', limit: 500, 'X-Tenant': 'acme' } });
     assert.ok(!first.isError, texts(first).join(' '));
-    assert.equal(first._meta?.['ctxfit/strategy'], 'pagination');
+    assert.equal(first._meta?.['dev.ctxfit/strategy'], 'pagination');
     const whole = await rebuild(texts(first)[0], async (cursor, part) => {
       const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
       assert.ok(!res.isError, texts(res).join(' '));
-      assert.ok(res._meta?.['ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
+      assert.ok(res._meta?.['dev.ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
       return texts(res)[0];
     });
     assert.deepEqual(JSON.parse(whole), bigList);
@@ -338,7 +338,7 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
     for (const [call, parameter, expected] of cases) {
       const res = await s.client.callTool(call);
       assert.equal(res.isError, true, JSON.stringify(call));
-      const e = res._meta['ctxfit/error'];
+      const e = res._meta['dev.ctxfit/error'];
       assert.equal(e.code, 'parameter_invalid');
       assert.ok(e.data.parameter.startsWith(parameter), `${e.data.parameter} starts with ${parameter}`);
       if (expected) assert.match(e.data.expected, expected);
