@@ -7,6 +7,8 @@
 //	ctxfit shape [FLAGS] [FILE] print what the guard would return for a response
 //	ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
 //	                            put the guard in front of a stdio MCP server
+//	ctxfit gateway --openapi FILE_OR_URL [FLAGS]
+//	                            serve an OpenAPI-described HTTP API as guarded MCP tools
 //	ctxfit mcp-config --client CLIENT [FLAGS] -- COMMAND [ARGS...]
 //	                            print (or --write) an MCP client's entry for the proxy
 //	ctxfit config check [FILE]  validate the settings and print them, secrets redacted
