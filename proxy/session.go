@@ -68,13 +68,14 @@ type session struct {
 	failures   int
 	openUntil  time.Time
 	reconnect  chan struct{}
+	conns      map[*upConn]bool // every upstream connection made, to stop at the end
 }
 
 func newSession(p *Proxy, down mcp.Connection) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{p: p, down: down, subject: down.SessionID(), ctx: ctx, cancel: cancel,
 		state: StateDisconnected, pend: map[string]*pending{}, byClient: map[string]string{},
-		local: map[string]context.CancelFunc{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
+		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
 	if p.o.Rate > 0 {
 		s.lim = rate.NewLimiter(p.o.Rate, p.o.Burst)
 	}
@@ -114,16 +115,21 @@ func (s *session) run(ctx context.Context) error {
 	s.cancel()
 	s.down.Close()
 	s.mu.Lock()
-	up := s.up
 	s.up = nil
 	s.state = StateDisconnected
 	for _, cancel := range s.local {
 		cancel()
 	}
+	conns := s.conns
+	s.conns = map[*upConn]bool{}
 	s.mu.Unlock()
-	if up != nil {
-		up.stop()
+	// Every upstream this session started is stopped (and a process
+	// reaped) before run returns, whoever noticed the end first.
+	var wg sync.WaitGroup
+	for up := range conns {
+		wg.Go(up.stop)
 	}
+	wg.Wait()
 	if errors.Is(err, io.EOF) || err == nil || s.ctx.Err() != nil {
 		return nil
 	}
@@ -472,7 +478,12 @@ func (s *session) upstreamLost(up *upConn, err error) {
 	}
 	clear(s.byClient)
 	s.mu.Unlock()
-	go up.stop()
+	go func() {
+		up.stop()
+		s.mu.Lock()
+		delete(s.conns, up)
+		s.mu.Unlock()
+	}()
 	if s.ctx.Err() != nil {
 		return
 	}

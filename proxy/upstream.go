@@ -33,7 +33,13 @@ func (s *session) initialize(m *jsonrpc.Request) {
 		return
 	}
 	s.mu.Lock()
+	if s.ctx.Err() != nil { // the session ended meanwhile
+		s.mu.Unlock()
+		up.stop()
+		return
+	}
 	s.up = up
+	s.conns[up] = true
 	s.mu.Unlock()
 	go s.readUpstream(up)
 	s.forwardInit(m, up)
@@ -167,7 +173,13 @@ func (s *session) reconnectOnce(attempt int) bool {
 		return false
 	}
 	s.mu.Lock()
+	if s.ctx.Err() != nil { // the session ended meanwhile
+		s.mu.Unlock()
+		up.stop()
+		return true
+	}
 	s.up = up
+	s.conns[up] = true
 	s.initResult = nil // not ready for the client until initialized
 	s.mu.Unlock()
 	go s.readUpstream(up)
