@@ -285,12 +285,20 @@ func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jso
 		}
 		_ = json.Unmarshal(pd.params, &params)
 		out := raw
-		if params.Task == nil && names.Guards(cfg, pd.tool) {
+		switch {
+		case params.Task != nil:
+			s.rememberTask(pd.tool, params.Arguments, raw)
+		case names.Guards(cfg, pd.tool):
 			out = s.shapeCall(ctx, pd.tool, params.Arguments, raw)
 		}
 		s.succeeded()
 		s.p.logCall(s, pd, "", out, nil)
 		return out, nil
+	case "tasks/result":
+		if !names.Guards(cfg, pd.tool) {
+			return raw, nil
+		}
+		return s.shapeCall(ctx, pd.tool, pd.args, raw), nil
 	case "resources/read":
 		if !names.Guards(cfg, mcpcore.ReadResourceTool) {
 			return raw, nil
@@ -325,6 +333,28 @@ func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jso
 		return shaped.Result, nil
 	}
 	return raw, nil
+}
+
+// maxTasks bounds the tasks a session remembers the call of.
+const maxTasks = 1024
+
+// rememberTask notes which call created the task a CreateTaskResult names,
+// so that its result is shaped when it is fetched.
+func (s *session) rememberTask(tool string, args, raw json.RawMessage) {
+	var r struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Task.TaskID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tasks) >= maxTasks {
+		clear(s.tasks)
+	}
+	s.tasks[r.Task.TaskID] = &pending{tool: tool, args: args}
 }
 
 // shapeCall shapes a tool result; a result the guard cannot shape answers

@@ -54,8 +54,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.Method {
-	case http.MethodGet, http.MethodPost:
+	case http.MethodGet:
 		t.ServeHTTP(w, r)
+	case http.MethodPost:
+		body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageSize+1))
+		if err != nil || len(body) > MaxMessageSize {
+			http.Error(w, "Bad Request: unreadable or too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		body = tunnelBody(body)
+		r2 := r.Clone(r.Context())
+		r2.Body, r2.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		t.ServeHTTP(w, r2)
 	case http.MethodDelete:
 		h.p.mu.Lock()
 		for s := range h.p.sessions {
@@ -110,7 +120,7 @@ func (h *handler) start(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "failed connection", http.StatusInternalServerError)
 		return
 	}
-	s, err := h.p.newSession(conn)
+	s, err := h.p.newSession(tunnelConn{conn})
 	if err != nil {
 		conn.Close()
 		if errors.Is(err, ErrTooManySessions) {

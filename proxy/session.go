@@ -35,8 +35,9 @@ type pending struct {
 	clientID jsonrpc.ID // the client's ID; invalid for the proxy's own requests
 	method   string
 	params   json.RawMessage
-	tool     string // tools/call: the tool
-	uri      string // resources/read
+	tool     string          // tools/call: the tool
+	uri      string          // resources/read
+	args     json.RawMessage // tasks/result: the arguments of the task's tool call
 	start    time.Time
 	reply    chan *jsonrpc.Response // the proxy's own requests
 	timer    *time.Timer
@@ -68,14 +69,15 @@ type session struct {
 	failures   int
 	openUntil  time.Time
 	reconnect  chan struct{}
-	conns      map[*upConn]bool // every upstream connection made, to stop at the end
+	conns      map[*upConn]bool    // every upstream connection made, to stop at the end
+	tasks      map[string]*pending // task ID -> the tools/call that created it
 }
 
 func newSession(p *Proxy, down mcp.Connection) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{p: p, down: down, subject: down.SessionID(), ctx: ctx, cancel: cancel,
 		state: StateDisconnected, pend: map[string]*pending{}, byClient: map[string]string{},
-		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
+		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, tasks: map[string]*pending{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
 	if p.o.Rate > 0 {
 		s.lim = rate.NewLimiter(p.o.Rate, p.o.Burst)
 	}
@@ -244,6 +246,20 @@ func (s *session) request(m *jsonrpc.Request) {
 		}
 		s.forward(m, &pending{uri: p.URI})
 		return
+	case "tasks/result":
+		// The result of a task-augmented tools/call is shaped when it is
+		// fetched.
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		s.mu.Lock()
+		call := s.tasks[p.TaskID]
+		s.mu.Unlock()
+		if call != nil {
+			s.forward(m, &pending{tool: call.tool, args: call.args})
+			return
+		}
 	}
 	s.forward(m, &pending{})
 }
@@ -432,7 +448,7 @@ func (s *session) answer(pd *pending, m *jsonrpc.Response) {
 		s.mu.Unlock()
 	case "tools/list":
 		out.Result = s.p.listTools(pd.params, m.Result)
-	case "tools/call", "resources/read", "prompts/get":
+	case "tools/call", "resources/read", "prompts/get", "tasks/result":
 		// Shaping takes time: the next messages must not wait for it.
 		go func() {
 			out.Result, out.Error = s.shape(pd, m.Result)

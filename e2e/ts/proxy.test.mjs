@@ -250,3 +250,22 @@ test('resources/subscribe: notifications/resources/updated reach the client', as
     await c.unsubscribeResource({ uri });
   }));
 });
+
+test('tasks: a task-augmented call runs, is polled and gives its result through the proxy', async () => {
+  const run = async (c) => {
+    await c.listTools(); // the client learns that the tool takes a task
+    const kinds = [];
+    let result;
+    for await (const m of c.experimental.tasks.callToolStream({ name: 'simulate-research-query', arguments: { topic: 'tokens' } })) {
+      kinds.push(m.type);
+      if (m.type === 'result') result = m.result;
+      if (m.type === 'error') throw m.error;
+    }
+    return { first: kinds[0], last: kinds.at(-1), content: result?.content };
+  };
+  const results = await Promise.all(Object.values(modes).map(run));
+  const [want, ...got] = results;
+  assert.equal(want.first, 'taskCreated');
+  assert.equal(want.last, 'result');
+  for (const [i, [name]] of proxied().entries()) assert.deepEqual(got[i], want, name);
+});
