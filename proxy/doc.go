@@ -59,7 +59,9 @@
 // Each downstream session has its own upstream session: [Proxy.ServeStdio]
 // serves one client; [Proxy.Handler] serves streamable HTTP, a session per
 // Mcp-Session-Id, at most [Options.MaxSessions] at once, each ended after
-// [Options.IdleTimeout] without a message. For a stdio upstream each
+// [Options.IdleTimeout] without a message. With [Options.SharedUpstream]
+// every session shares one upstream session instead, for stateless
+// servers. For a stdio upstream each
 // session starts its own process, without the proxy's CTXFIT_* variables
 // ([PassEnv]). Upstreams are stdio ([Command]), streamable HTTP or the
 // legacy HTTP+SSE transport ([Upstream].URL, with headers).

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -149,6 +150,16 @@ type Options struct {
 	// Burst is how many calls a session may make at once within Rate. Zero
 	// means max(1, Rate rounded up).
 	Burst int
+	// SharedUpstream makes every session share one upstream session (one
+	// process for a stdio upstream), for stateless servers: the first
+	// client's initialize initializes it and later clients get its answer;
+	// responses go to the session that asked, progress to the session whose
+	// request carries the token, the upstream's requests (sampling,
+	// elicitation, roots) to the session with the latest request in
+	// flight, and other notifications to every session. When the upstream
+	// goes away, its sessions end. False means a session per upstream
+	// session.
+	SharedUpstream bool
 	// LogArguments adds each tool call's arguments to its log record,
 	// with the values of the members named in Redact (at any depth)
 	// replaced by "[redacted]". False means arguments are not logged.
@@ -222,6 +233,9 @@ type Proxy struct {
 	logger  *slog.Logger
 	counter func() budget.Counter
 
+	seq    atomic.Int64 // upstream request IDs, unique across sessions
+	shared *sharedUpstream
+
 	mu       sync.Mutex
 	sessions map[*session]bool
 	closed   bool
@@ -271,6 +285,7 @@ func New(g *ctxfit.Guard, up Upstream, opts *Options) (*Proxy, error) {
 	}
 	o = o.resolved()
 	p := &Proxy{o: o, up: up, guard: g, logger: o.Logger, sessions: map[*session]bool{}}
+	p.shared = &sharedUpstream{p: p}
 	core, err := mcpcore.NewClient[*session]("proxy", g, o.Names.Next, o.Names.Details, func(ctx context.Context) string {
 		s, _ := ctx.Value(sessionKey{}).(*session)
 		if s == nil {
@@ -310,6 +325,7 @@ func (p *Proxy) Close() error {
 		s.end()
 	}
 	p.wg.Wait()
+	p.shared.stop()
 	return nil
 }
 

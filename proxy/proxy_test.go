@@ -554,3 +554,32 @@ func TestAnUpstreamThatCannotStartAnswersInitializeWithAnError(t *testing.T) {
 	_, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
 	assert.ErrorContains(t, err, "starting the upstream server")
 }
+
+func TestASharedUpstreamServesEverySessionAndRoutesEachAnswerToItsSession(t *testing.T) {
+	f := newFixture(t, inProcess(), ctxfit.Config{Threshold: 1000, HardCap: 3000}, proxy.Options{SharedUpstream: true})
+	progress := func(got *[]float64, mu *sync.Mutex) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			*got = append(*got, req.Params.Progress)
+			mu.Unlock()
+		}}
+	}
+	var mu sync.Mutex
+	var pa, pb []float64
+	a, b := f.connect(progress(&pa, &mu)), f.connect(progress(&pb, &mu))
+	assert.Equal(t, "1", text(t, call(t, a, "count", nil)))
+	assert.Equal(t, "2", text(t, call(t, b, "count", nil)), "one upstream session for both")
+	assert.Equal(t, a.InitializeResult().ServerInfo, b.InitializeResult().ServerInfo)
+
+	_, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "progress", Meta: mcp.Meta{"progressToken": "a"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(pa) == 3 }, 10*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	assert.Empty(t, pb, "progress goes to the session whose request carries the token")
+	mu.Unlock()
+
+	// Cursors stay bound to the session that got them.
+	next := call(t, a, "big", nil).Meta[mcpcore.MetaNextCursor].(string)
+	assert.True(t, call(t, b, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
+	assert.False(t, call(t, a, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
+}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,8 +61,7 @@ type session struct {
 	lastSeen   time.Time // when the client last sent a message
 	initParams json.RawMessage
 	initResult json.RawMessage
-	notified   bool // the client sent notifications/initialized
-	seq        int64
+	notified   bool                // the client sent notifications/initialized
 	pend       map[string]*pending // by upstream ID
 	byClient   map[string]string   // client ID -> upstream ID
 	local      map[string]context.CancelFunc
@@ -71,11 +71,18 @@ type session struct {
 	reconnect  chan struct{}
 	conns      map[*upConn]bool    // every upstream connection made, to stop at the end
 	tasks      map[string]*pending // task ID -> the tools/call that created it
+	joined     bool                // shares an upstream another session initialized
 }
 
 func newSession(p *Proxy, down mcp.Connection) *session {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &session{p: p, down: down, subject: down.SessionID(), ctx: ctx, cancel: cancel,
+	// Cursors are bound to the session: its ID, or for a connection
+	// without one (stdio, in memory) a random one of its own.
+	subject := down.SessionID()
+	if subject == "" {
+		subject = "session-" + rand.Text()
+	}
+	s := &session{p: p, down: down, subject: subject, ctx: ctx, cancel: cancel,
 		state: StateDisconnected, pend: map[string]*pending{}, byClient: map[string]string{},
 		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, tasks: map[string]*pending{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
 	if p.o.Rate > 0 {
@@ -173,7 +180,11 @@ func (s *session) notification(m *jsonrpc.Request) {
 	case "notifications/initialized":
 		s.mu.Lock()
 		s.notified = true
+		joined := s.joined
 		s.mu.Unlock()
+		if joined {
+			return // the shared upstream was initialized by its first client
+		}
 	case "notifications/cancelled":
 		var p struct {
 			RequestID any    `json:"requestId"`
@@ -290,8 +301,7 @@ func (s *session) forward(m *jsonrpc.Request, pd *pending) {
 		s.unavailable(pd)
 		return
 	}
-	s.seq++
-	upID := mustID(float64(s.seq))
+	upID := mustID(float64(s.p.seq.Add(1)))
 	key := idKey(upID)
 	s.pend[key] = pd
 	s.byClient[idKey(m.ID)] = key
@@ -375,8 +385,7 @@ func (s *session) call(ctx context.Context, method string, params any) (json.Raw
 		s.mu.Unlock()
 		return nil, errRestarting
 	}
-	s.seq++
-	upID := mustID(ownPrefix + strconv.FormatInt(s.seq, 10))
+	upID := mustID(ownPrefix + strconv.FormatInt(s.p.seq.Add(1), 10))
 	key := idKey(upID)
 	pd := &pending{method: method, reply: make(chan *jsonrpc.Response, 1), start: s.p.o.Now()}
 	s.pend[key] = pd
@@ -431,6 +440,9 @@ func (s *session) fromUpstream(msg jsonrpc.Message) {
 // the interceptions.
 func (s *session) answer(pd *pending, m *jsonrpc.Response) {
 	out := &jsonrpc.Response{ID: pd.clientID, Result: m.Result, Error: m.Error}
+	if m.Error != nil && pd.method == "initialize" && s.p.o.SharedUpstream {
+		s.p.shared.initialized(nil)
+	}
 	if m.Error != nil {
 		if pd.method == "tools/call" {
 			s.p.logCall(s, pd, StatusError, nil, m.Error)
@@ -440,6 +452,9 @@ func (s *session) answer(pd *pending, m *jsonrpc.Response) {
 	}
 	switch pd.method {
 	case "initialize":
+		if s.p.o.SharedUpstream {
+			s.p.shared.initialized(m.Result)
+		}
 		out.Result = s.p.mergeInitialize(m.Result)
 		s.mu.Lock()
 		s.initResult = m.Result

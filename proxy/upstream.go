@@ -21,6 +21,10 @@ func (s *session) initialize(m *jsonrpc.Request) {
 	s.initParams = m.Params
 	s.state = StateConnecting
 	s.mu.Unlock()
+	if s.p.o.SharedUpstream {
+		s.joinShared(m)
+		return
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.p.o.StartTimeout)
 	defer cancel()
 	up, err := s.p.dial(ctx, s.onBad)
@@ -49,9 +53,8 @@ func (s *session) initialize(m *jsonrpc.Request) {
 // it with an error if up does not answer within StartTimeout.
 func (s *session) forwardInit(m *jsonrpc.Request, up *upConn) {
 	pd := &pending{clientID: m.ID, method: m.Method, params: m.Params, start: s.p.o.Now()}
+	upID := mustID(float64(s.p.seq.Add(1)))
 	s.mu.Lock()
-	s.seq++
-	upID := mustID(float64(s.seq))
 	key := idKey(upID)
 	s.pend[key] = pd
 	pd.timer = time.AfterFunc(s.p.o.StartTimeout, func() {
@@ -93,6 +96,12 @@ func (s *session) supervise() {
 				s.ping()
 			}
 		case <-s.reconnect:
+			if s.p.o.SharedUpstream {
+				// A shared upstream is not reconnected under its clients:
+				// they end, and reconnect themselves.
+				s.end()
+				return
+			}
 			s.mu.Lock()
 			up := s.up
 			since := s.initAt

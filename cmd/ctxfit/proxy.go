@@ -130,6 +130,7 @@ func registerProxyFlags(fs *flag.FlagSet) *proxyFlags {
 	fs.Var(&f.headers, "header", "NAME:VALUE sent with every request to the --upstream-url (repeatable), e.g. Authorization:Bearer ...")
 	fs.StringVar(&f.passEnv, "pass-env", "", "comma-separated CTXFIT_* variables the stdio upstream may see (default none)")
 	fs.IntVar(&f.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "sessions (each with its own upstream process or session) served at once in --listen mode")
+	fs.BoolVar(&f.opts.SharedUpstream, "shared-upstream", false, "let every session share one upstream session (one process), for stateless servers")
 	fs.DurationVar(&f.opts.IdleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "end a --listen session (and its upstream) idle this long; 0 never")
 	fs.DurationVar(&f.opts.PingInterval, "ping-interval", proxy.DefaultPingInterval, "how often each upstream session is pinged; 0 never")
 	fs.BoolVar(&f.opts.LogArguments, "log-arguments", false, "log each tool call's arguments (values of --redact names and of password, token, secret, apiKey, api_key, authorization hidden)")
