@@ -61,9 +61,8 @@
 // Mcp-Session-Id, at most [Options.MaxSessions] at once, each ended after
 // [Options.IdleTimeout] without a message. With [Options.SharedUpstream]
 // every session shares one upstream session instead, for stateless
-// servers. For a stdio upstream each
-// session starts its own process, without the proxy's CTXFIT_* variables
-// ([PassEnv]). Upstreams are stdio ([Command]), streamable HTTP or the
+// servers. For a stdio upstream each session starts its own process,
+// without the proxy's CTXFIT_* variables ([PassEnv]). Upstreams are stdio ([Command]), streamable HTTP or the
 // legacy HTTP+SSE transport ([Upstream].URL, with headers).
 //
 // # Faults and supervision
