@@ -67,6 +67,14 @@ type proxyFlags struct {
 	passEnv    string
 }
 
+// repeated returns the values of a repeatable flag as they were given.
+func (f *proxyFlags) repeated(name string) []string {
+	if name == "header" {
+		return f.headers
+	}
+	return f.opts.Redact
+}
+
 // headerFlags are the repeatable --header NAME:VALUE flags.
 type headerFlags []string
 
