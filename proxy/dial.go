@@ -55,15 +55,33 @@ func (p *Proxy) dial(ctx context.Context, onBad func(jsonrpc.ID, error)) (*upCon
 	case p.up.Command != nil:
 		return p.start(onBad)
 	case p.up.SSE:
+		// The event stream lives as long as the context Connect gets: not
+		// the dial's, which ends with the handshake, but the connection's.
 		t := &mcp.SSEClientTransport{Endpoint: p.up.URL, HTTPClient: p.httpClient(), MaxEventSize: MaxMessageSize}
-		c, err := t.Connect(ctx)
+		life, end := context.WithCancel(context.WithoutCancel(ctx))
+		stop := context.AfterFunc(ctx, end) // a dial that times out or is canceled
+		c, err := t.Connect(life)
+		stop()
 		if err != nil {
+			end()
 			return nil, fmt.Errorf("proxy: connecting to the upstream %s: %w", p.up.URL, err)
 		}
-		return &upConn{Connection: c}, nil
+		return &upConn{Connection: closeAlso{c, end}}, nil
 	default:
 		return &upConn{Connection: newHTTPConn(p.up.URL, p.httpClient())}, nil
 	}
+}
+
+// closeAlso is a connection whose Close also ends its context.
+type closeAlso struct {
+	mcp.Connection
+	end context.CancelFunc
+}
+
+func (c closeAlso) Close() error {
+	err := c.Connection.Close()
+	c.end()
+	return err
 }
 
 // httpClient is the upstream's HTTP client with the configured headers.

@@ -191,3 +191,16 @@ func TestCloseEndsEverySessionAtOnce(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Equal(t, 0, f.p.Sessions())
 }
+
+func TestALegacySSEUpstreamIsRelayedToo(t *testing.T) {
+	up := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return fakeServer() }, nil))
+	t.Cleanup(up.Close) // after the proxy's cleanup, which ends its streams
+	f := newFixture(t, proxy.Upstream{URL: up.URL, SSE: true}, ctxfit.Config{}, proxy.Options{})
+	cs := f.connect(nil)
+	assert.Equal(t, "echo: over sse", text(t, call(t, cs, "echo", map[string]any{"text": "over sse"})))
+	assert.Equal(t, "model said: from sse", text(t, call(t, f.connect(&mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from sse"}}, nil
+		},
+	}), "sample", nil)))
+}
