@@ -50,7 +50,9 @@
 // (their CreateTaskResult) and results under the threshold pass unchanged;
 // a result ctxfit cannot shape (the store is down) answers a tool error
 // that says to retry, never the result over the hard cap. Cursors and
-// snapshots are bound to the session that got them. In replay mode only
+// snapshots are bound to the session that got them (its Mcp-Session-Id; a
+// stdio client, one a process, binds them to "" as mcpfit does, so that
+// proxies sharing a secret and a store honour each other's cursors). In replay mode only
 // tools the upstream annotates readOnlyHint or idempotentHint are run
 // again; the results of any other are kept.
 //

@@ -557,6 +557,7 @@ func TestAnUpstreamThatCannotStartAnswersInitializeWithAnError(t *testing.T) {
 
 func TestASharedUpstreamServesEverySessionAndRoutesEachAnswerToItsSession(t *testing.T) {
 	f := newFixture(t, inProcess(), ctxfit.Config{Threshold: 1000, HardCap: 3000}, proxy.Options{SharedUpstream: true})
+	url := serveHTTP(t, f.p)
 	progress := func(got *[]float64, mu *sync.Mutex) *mcp.ClientOptions {
 		return &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
@@ -566,7 +567,7 @@ func TestASharedUpstreamServesEverySessionAndRoutesEachAnswerToItsSession(t *tes
 	}
 	var mu sync.Mutex
 	var pa, pb []float64
-	a, b := f.connect(progress(&pa, &mu)), f.connect(progress(&pb, &mu))
+	a, b := httpClient(t, url, progress(&pa, &mu)), httpClient(t, url, progress(&pb, &mu))
 	assert.Equal(t, "1", text(t, call(t, a, "count", nil)))
 	assert.Equal(t, "2", text(t, call(t, b, "count", nil)), "one upstream session for both")
 	assert.Equal(t, a.InitializeResult().ServerInfo, b.InitializeResult().ServerInfo)

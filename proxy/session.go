@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,13 +75,10 @@ type session struct {
 
 func newSession(p *Proxy, down mcp.Connection) *session {
 	ctx, cancel := context.WithCancel(context.Background())
-	// Cursors are bound to the session: its ID, or for a connection
-	// without one (stdio, in memory) a random one of its own.
-	subject := down.SessionID()
-	if subject == "" {
-		subject = "session-" + rand.Text()
-	}
-	s := &session{p: p, down: down, subject: subject, ctx: ctx, cancel: cancel,
+	// Cursors are bound to the session ID. A connection without one (stdio:
+	// one client per process) binds them to "", as mcpfit does, so that
+	// proxies sharing a secret and a store honour each other's cursors.
+	s := &session{p: p, down: down, subject: down.SessionID(), ctx: ctx, cancel: cancel,
 		state: StateDisconnected, pend: map[string]*pending{}, byClient: map[string]string{},
 		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, tasks: map[string]*pending{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
 	if p.o.Rate > 0 {
