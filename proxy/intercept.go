@@ -205,8 +205,8 @@ func (s *session) callTool(m *jsonrpc.Request) {
 	_ = json.Unmarshal(m.Params, &params)
 	pd := &pending{clientID: m.ID, method: m.Method, params: m.Params, tool: params.Name, start: s.p.o.Now()}
 	if status, res := s.admit(); res != nil {
-		s.toClient(&jsonrpc.Response{ID: m.ID, Result: res})
 		s.p.logCall(s, pd, status, res, nil)
+		s.toClient(&jsonrpc.Response{ID: m.ID, Result: res})
 		return
 	}
 	if s.p.o.Names.Own(params.Name) {
@@ -219,8 +219,8 @@ func (s *session) callTool(m *jsonrpc.Request) {
 				s.p.logCall(s, pd, StatusCanceled, nil, ctx.Err())
 				return // canceled: no answer
 			}
-			s.toClient(&jsonrpc.Response{ID: m.ID, Result: res})
 			s.p.logCall(s, pd, "", res, nil)
+			s.toClient(&jsonrpc.Response{ID: m.ID, Result: res})
 		})
 		return
 	}

@@ -357,16 +357,16 @@ func (s *session) timeout(key string) {
 	res := errorResult(StatusTimeout, fmt.Sprintf(
 		"The upstream server did not answer the call of %s within %s; retry later, or call it with arguments that ask for less.",
 		pd.tool, s.p.o.CallTimeout), 0)
-	s.toClient(&jsonrpc.Response{ID: pd.clientID, Result: res})
 	s.p.logCall(s, pd, StatusTimeout, res, nil)
+	s.toClient(&jsonrpc.Response{ID: pd.clientID, Result: res})
 }
 
 // unavailable answers a request while no upstream is connected.
 func (s *session) unavailable(pd *pending) {
 	if pd.method == "tools/call" {
 		res := errorResult(StatusRestarting, "The upstream server is restarting; retry in a few seconds.", 3)
-		s.toClient(&jsonrpc.Response{ID: pd.clientID, Result: res})
 		s.p.logCall(s, pd, StatusRestarting, res, nil)
+		s.toClient(&jsonrpc.Response{ID: pd.clientID, Result: res})
 		return
 	}
 	s.replyError(pd.clientID, jsonrpc.CodeInternalError, "ctxfit proxy: the upstream server is not connected; retry in a few seconds")
@@ -523,8 +523,8 @@ func (s *session) upstreamLost(up *upConn, err error) {
 			s.failed()
 			res := errorResult(StatusUpstreamFailure, fmt.Sprintf(
 				"The upstream server's connection broke during the call of %s; ctxfit is reconnecting; retry in a few seconds.", pd.tool), 3)
-			s.toClient(&jsonrpc.Response{ID: pd.clientID, Result: res})
 			s.p.logCall(s, pd, StatusUpstreamFailure, res, nil)
+			s.toClient(&jsonrpc.Response{ID: pd.clientID, Result: res})
 		default:
 			s.replyError(pd.clientID, jsonrpc.CodeInternalError, "ctxfit proxy: the upstream server's connection broke during the request; retry in a few seconds")
 		}
