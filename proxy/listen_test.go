@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -203,4 +204,22 @@ func TestALegacySSEUpstreamIsRelayedToo(t *testing.T) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from sse"}}, nil
 		},
 	}), "sample", nil)))
+}
+
+func TestAnIdleListenSessionEndsWithItsUpstream(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	// The check runs every 20 ms of real time; idleness is measured on the
+	// test's clock, which stands still until the test moves it.
+	f := newFixture(t, inProcess(), ctxfit.Config{}, proxy.Options{IdleTimeout: 40 * time.Millisecond, Now: clock})
+	url := serveHTTP(t, f.p)
+	cs := httpClient(t, url, nil)
+	call(t, cs, "echo", map[string]any{"text": "x"})
+	time.Sleep(100 * time.Millisecond) // several checks: none finds it idle
+	require.Equal(t, 1, f.p.Sessions())
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	require.Eventually(t, func() bool { return f.p.Sessions() == 0 }, 10*time.Second, 10*time.Millisecond)
 }
