@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/proxy"
 )
 
@@ -255,6 +256,7 @@ func TestFollowingEveryCursorReproducesTheUpstreamsBytes(t *testing.T) {
 			res := call(t, cs, "big", nil)
 			for range 200 {
 				require.False(t, res.IsError, "%v", res.Content)
+				assert.LessOrEqual(t, mcptest.Tokens(t, res), hardCap, "no page over the hard cap")
 				var page struct {
 					Items []json.RawMessage `json:"items"`
 				}
