@@ -18,7 +18,7 @@ import (
 // The upstream here is this test binary run as the fake server of the
 // tests; in real use it is any stdio MCP server, e.g.
 // proxy.Command{Path: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}}.
-func ExampleNew() {
+func ExampleProxy_Serve() {
 	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{
 		Threshold: 1000, Secret: "an example secret of 32 bytes or more",
 	}})
@@ -28,20 +28,20 @@ func ExampleNew() {
 	defer g.Close()
 	exe, _ := os.Executable()
 	ctx := context.Background()
-	p, err := proxy.New(ctx, proxy.Command{Path: exe, Env: append(os.Environ(), fakeEnv+"=1")}, g,
-		&proxy.Options{Logger: slog.New(slog.DiscardHandler)})
+	up := proxy.Upstream{Command: &proxy.Command{Path: exe, Env: append(proxy.PassEnv(os.Environ()), fakeEnv+"=1")}}
+	p, err := proxy.New(g, up, &proxy.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer p.Close()
 
-	// Serve p.Server() on stdio or streamable HTTP; here, in memory.
+	// Serve clients with p.ServeStdio or p.Handler; here, one in memory.
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := p.Server().Connect(ctx, st, nil)
+	conn, err := st.Connect(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ss.Close()
+	go p.Serve(ctx, conn)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -65,6 +65,6 @@ func ExampleNew() {
 	_, more := res.Meta[mcpcore.MetaNextCursor]
 	fmt.Println(res.Meta[mcpcore.MetaStrategy], "with a next cursor:", more)
 	// Output:
-	// [add_tool big crash ctxfit_details ctxfit_next ctxfit_query ctxfit_search echo garbage hang pid]
+	// [add_tool big count crash ctxfit_details ctxfit_next ctxfit_query ctxfit_search echo env garbage hang pid progress roots sample]
 	// pagination with a next cursor: true
 }

@@ -43,9 +43,97 @@ type echoInput struct {
 }
 
 func runFakeUpstream() {
+	_ = fakeServer().Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// bigText is the text of the fake's large resource and prompt: numbered
+// lines, more than fits the test budget.
+func bigText() string {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "line %d of a long text <&>\n", i)
+	}
+	return b.String()
+}
+
+// fakeServer is the fake upstream: tools that misbehave on demand, a
+// large resource and prompt, progress, sampling, logging and roots.
+func fakeServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake-upstream", Version: "1"}, &mcp.ServerOptions{
 		Instructions: "a fake upstream for tests",
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "-done"}}}, nil
+		},
 	})
+	s.AddResource(&mcp.Resource{URI: "fake://big", Name: "big", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: bigText()}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "fake://small", Name: "small", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "small"}}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "fake://item/{id}", Name: "item"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "item"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "big_prompt", Arguments: []*mcp.PromptArgument{{Name: "topic"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Description: "a long prompt about " + req.Params.Arguments["topic"], Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Read this:"}},
+				{Role: "assistant", Content: &mcp.TextContent{Text: bigText()}},
+				{Role: "user", Content: &mcp.TextContent{Text: "Done."}},
+			}}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Report progress three times."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ emptyInput) (*mcp.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			for i := range 3 {
+				if token != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i + 1), Total: 3})
+				}
+			}
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "progress done"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "Ask the client's model."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ emptyInput) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "model said: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "List the client's roots."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ emptyInput) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, ",")}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "The CTXFIT_ variables the process sees."},
+		func(context.Context, *mcp.CallToolRequest, emptyInput) (*mcp.CallToolResult, any, error) {
+			var vars []string
+			for _, kv := range os.Environ() {
+				if strings.HasPrefix(kv, "CTXFIT_") && !strings.HasPrefix(kv, fakeEnv) {
+					vars = append(vars, kv)
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(vars, ",")}}}, nil, nil
+		})
+	var counter int
+	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "Count the calls of this session's server."},
+		func(context.Context, *mcp.CallToolRequest, emptyInput) (*mcp.CallToolResult, any, error) {
+			counter++
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(counter)}}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoInput) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
@@ -86,5 +174,5 @@ func runFakeUpstream() {
 				})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added"}}}, nil, nil
 		})
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	return s
 }

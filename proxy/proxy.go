@@ -1,33 +1,31 @@
 package proxy
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/sony/gobreaker/v2"
 	"golang.org/x/time/rate"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/buildinfo"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
-// Version is the version the proxy reports as an MCP client to the
-// upstream and as a server when the upstream gives none: the module
-// version and VCS revision from the build information.
+// Version is the version the proxy reports: the module version and VCS
+// revision from the build information.
 var Version = buildinfo.Read().Short()
 
 // Defaults of [Options].
@@ -40,69 +38,153 @@ const (
 	DefaultBackoffMax      = 30 * time.Second
 	DefaultHealthyAfter    = 30 * time.Second
 	DefaultTerminateGrace  = 2 * time.Second
+	DefaultPingInterval    = 30 * time.Second
+	DefaultMaxSessions     = 64
+	DefaultIdleTimeout     = 30 * time.Minute
+	// MaxMessageSize is the largest JSON-RPC message the proxy reads from
+	// a stdio client or upstream: 16 MiB. A larger one is dropped with an
+	// error, never buffered whole.
+	MaxMessageSize = 16 << 20
 )
 
-// Command is how to start the upstream server: a program that speaks MCP
-// over its standard input and output.
+// Command is how to start a stdio upstream: a program that speaks MCP over
+// its standard input and output.
 type Command struct {
 	// Path is the program, looked up in PATH when it has no slash.
 	Path string
 	// Args are its arguments, without the program name.
 	Args []string
-	// Env is its environment; nil means the proxy's own.
+	// Env is its environment; nil means the proxy's own without the
+	// CTXFIT_* variables (see [PassEnv]).
 	Env []string
 	// Dir is its working directory; "" means the proxy's own.
 	Dir string
+}
+
+// Upstream says which MCP server the proxy stands in front of: exactly one
+// of Command (stdio: a process per session), URL (streamable HTTP, or the
+// legacy HTTP+SSE transport with SSE set) or Dial.
+type Upstream struct {
+	Command *Command
+	// URL is the endpoint of an HTTP upstream.
+	URL string
+	// SSE selects the legacy HTTP+SSE transport for URL (URL is then the
+	// SSE endpoint); false means streamable HTTP.
+	SSE bool
+	// Header is sent with every HTTP request to the upstream (for example
+	// Authorization). Nil means none.
+	Header http.Header
+	// HTTPClient makes the HTTP requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Dial opens a connection to the upstream; for tests and embedding
+	// (an in-memory server, say).
+	Dial func(ctx context.Context) (mcp.Connection, error)
+}
+
+// PassEnv returns env without the CTXFIT_* variables (the proxy's secret
+// and store URL are no business of the upstream's), except those named in
+// allow.
+func PassEnv(env []string, allow ...string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "CTXFIT_") && !contains(allow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // Options configure a [Proxy]. The zero value, like a nil *Options, means
 // the defaults; New copies the options.
 type Options struct {
 	// CallTimeout bounds one tools/call to the upstream; past it the call
-	// answers a tool error. Zero means 60 s.
+	// answers a tool error and the upstream is told to cancel. Zero means
+	// 60 s.
 	CallTimeout time.Duration
-	// StartTimeout bounds starting and initializing the upstream and
-	// listing its tools. Zero means 30 s.
+	// StartTimeout bounds connecting to and initializing an upstream. Zero
+	// means 30 s.
 	StartTimeout time.Duration
-	// BreakerFailures is the number of consecutive upstream failures
-	// (broken connections, timeouts) that opens the circuit breaker. Zero
-	// means 5.
+	// BreakerFailures is the number of consecutive failed tool calls
+	// (broken connections, timeouts) of a session that opens its circuit
+	// breaker. Zero means 5.
 	BreakerFailures int
-	// BreakerOpen is how long an open breaker answers calls with an error
-	// before it lets one through to probe the upstream. Zero means 30 s.
+	// BreakerOpen is how long an open breaker answers calls with an error.
+	// Zero means 30 s.
 	BreakerOpen time.Duration
-	// BackoffMin and BackoffMax bound the delay before restarting an
-	// upstream that went down: it doubles from BackoffMin with every failed
-	// restart up to BackoffMax, jittered. Zero means 250 ms and 30 s.
+	// BackoffMin and BackoffMax bound the delay before reconnecting an
+	// upstream that went down: it doubles from BackoffMin with every
+	// failed attempt up to BackoffMax, jittered. Zero means 250 ms and
+	// 30 s.
 	BackoffMin, BackoffMax time.Duration
 	// HealthyAfter is how long an upstream must stay up for the backoff to
 	// start over from BackoffMin. Zero means 30 s.
 	HealthyAfter time.Duration
-	// TerminateGrace is how long a stopping upstream gets to exit after its
-	// standard input is closed, before it is killed. Zero means 2 s.
+	// TerminateGrace is how long a stopping stdio upstream gets to exit
+	// after its standard input is closed, before it is killed. Zero means
+	// 2 s.
 	TerminateGrace time.Duration
-	// Rate limits the tool calls of each client (an MCP session: the one
-	// stdio client, or each streamable HTTP session) to Rate per second;
+	// PingInterval is how often each upstream session is pinged; a ping
+	// that fails marks it degraded. Zero means 30 s; negative means never.
+	PingInterval time.Duration
+	// MaxSessions bounds the downstream sessions served at once (each has
+	// its own upstream session: for a stdio upstream, its own process).
+	// Zero means 64.
+	MaxSessions int
+	// IdleTimeout ends a streamable HTTP session (and its upstream) that
+	// sent nothing for this long. Zero means 30 min; negative means never.
+	IdleTimeout time.Duration
+	// Rate limits the tool calls of each session to Rate per second;
 	// calls over it answer a tool error. Zero means no limit.
 	Rate rate.Limit
-	// Burst is how many calls a client may make at once within Rate. Zero
+	// Burst is how many calls a session may make at once within Rate. Zero
 	// means max(1, Rate rounded up).
 	Burst int
-	// Stderr receives the upstream's standard error. Nil means os.Stderr.
+	// SharedUpstream makes every session share one upstream session (one
+	// process for a stdio upstream), for stateless servers: the first
+	// client's initialize initializes it and later clients get its answer;
+	// responses go to the session that asked, progress to the session whose
+	// request carries the token, the upstream's requests (sampling,
+	// elicitation, roots) to the session with the latest request in
+	// flight, and other notifications to every session. When the upstream
+	// goes away, its sessions end. False means a session per upstream
+	// session.
+	SharedUpstream bool
+	// LogArguments adds each tool call's arguments to its log record,
+	// with the values of the members named in Redact (at any depth)
+	// replaced by "[redacted]". False means arguments are not logged.
+	LogArguments bool
+	// Redact are the argument names whose values are never logged. Nil
+	// means none beyond [DefaultRedact].
+	Redact []string
+	// Stderr receives a stdio upstream's standard error. Nil means
+	// os.Stderr.
 	Stderr io.Writer
-	// Logger receives one record per tool call (Info; see [Proxy]) and the
-	// upstream's restarts and breaker changes. Nil means slog.Default().
+	// Logger receives one record per tool call (Info) and the upstreams'
+	// state changes. Nil means slog.Default().
 	Logger *slog.Logger
-	// Install configures the continuation and drill-down tools; nil means
-	// mcpfit's defaults.
-	Install *mcpfit.Options
-	// Now is the clock of the rate limiter and of the healthy period. Nil
+	// Names are the names of ctxfit's tools; zero fields mean the defaults.
+	Names mcpcore.Names
+	// Now is the clock of the rate limiter and of the health report. Nil
 	// means time.Now.
 	Now func() time.Time
-	// Rand returns the jitter of restart delays, in [0, 1). Nil means
+	// Rand returns the jitter of reconnect delays, in [0, 1). Nil means
 	// math/rand/v2.Float64.
 	Rand func() float64
 }
+
+// DefaultRedact are argument names whose values are never logged.
+var DefaultRedact = []string{"password", "token", "secret", "apiKey", "api_key", "authorization"}
 
 func (o Options) resolved() Options {
 	o.CallTimeout = cmp.Or(o.CallTimeout, DefaultCallTimeout)
@@ -113,9 +195,13 @@ func (o Options) resolved() Options {
 	o.BackoffMax = cmp.Or(o.BackoffMax, max(DefaultBackoffMax, o.BackoffMin))
 	o.HealthyAfter = cmp.Or(o.HealthyAfter, DefaultHealthyAfter)
 	o.TerminateGrace = cmp.Or(o.TerminateGrace, DefaultTerminateGrace)
+	o.PingInterval = cmp.Or(o.PingInterval, DefaultPingInterval)
+	o.MaxSessions = cmp.Or(o.MaxSessions, DefaultMaxSessions)
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
 	if o.Burst == 0 && o.Rate > 0 {
 		o.Burst = max(1, int(float64(o.Rate)+0.999999))
 	}
+	o.Redact = append(append([]string(nil), DefaultRedact...), o.Redact...)
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
@@ -128,223 +214,168 @@ func (o Options) resolved() Options {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
+	o.Names = o.Names.WithDefaults()
 	return o
 }
 
-// Proxy puts a [ctxfit.Guard] in front of an MCP server that runs as a
-// subprocess over stdio, whatever its language. It starts the upstream,
-// mirrors its tools on an [mcp.Server] guarded by [mcpfit.Install] (so
-// results are shaped and ctxfit_next and ctxfit_details lead to the rest),
-// and forwards every call.
+// Proxy relays MCP between clients and an upstream server, message by
+// message, and puts a [ctxfit.Guard] on what it returns (see the package
+// documentation). Each downstream session ([Proxy.Serve]) gets its own
+// upstream session.
 //
-// Faults of the upstream become tool errors a model can act on:
-//
-//   - an upstream that exits, or whose standard output stops being
-//     JSON-RPC, is stopped and restarted with exponential, capped, jittered
-//     backoff; calls meanwhile answer "the upstream server is restarting";
-//   - a call the upstream does not answer within [Options.CallTimeout]
-//     answers a timeout error;
-//   - after [Options.BreakerFailures] consecutive failures (broken
-//     connections, timeouts) a circuit breaker answers every call with an
-//     error for [Options.BreakerOpen], then lets one call through to probe;
-//   - a client over [Options.Rate] gets a rate-limit error.
-//
-// Every tools/call is logged as one Info record "tool call" with
-// request_id, session, tool, duration_ms, status (success, tool_error, error,
-// timeout, upstream_failure, restarting, circuit_open, rate_limited,
-// canceled), tokens_before and tokens_after.
-//
-// A Proxy is safe for concurrent use; serve its [Proxy.Server] on any
-// number of transports. The zero Proxy is not usable: create one with
-// [New] and release it with [Proxy.Close].
+// A Proxy is safe for concurrent use. The zero Proxy is not usable:
+// create one with [New] and release it with [Proxy.Close].
 type Proxy struct {
 	o       Options
+	up      Upstream
 	guard   *ctxfit.Guard
-	server  *mcp.Server
-	sup     *supervisor
-	breaker *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+	core    *mcpcore.Client[*session]
 	logger  *slog.Logger
 	counter func() budget.Counter
 
-	tmu      sync.Mutex
-	tools    map[string][]byte // mirrored tool name -> its JSON, to skip identical re-adds
-	reserved map[string]bool   // names of the proxy's own tools
+	seq    atomic.Int64 // upstream request IDs, unique across sessions
+	shared *sharedUpstream
 
-	bmu      sync.Mutex
-	openedAt time.Time // when the breaker last opened
-
-	lmu      sync.Mutex
-	limiters map[string]*clientLimiter
-	reqSeq   uint64
+	mu       sync.Mutex
+	sessions map[*session]bool
+	closed   bool
+	wg       sync.WaitGroup
 }
 
-// New starts the upstream described by cmd, waits until it has initialized
-// and listed its tools (bounded by ctx and [Options.StartTimeout]), and
-// returns a Proxy whose server mirrors those tools behind g. It fails when
-// the first start fails; later failures are restarts. g must outlive the
-// Proxy.
-func New(ctx context.Context, cmd Command, g *ctxfit.Guard, opts *Options) (*Proxy, error) {
+// ErrClosed is returned by Serve after Close.
+var ErrClosed = errors.New("proxy: closed")
+
+// ErrTooManySessions is returned by Serve when [Options.MaxSessions]
+// sessions are being served.
+var ErrTooManySessions = errors.New("proxy: too many sessions")
+
+// New returns a Proxy in front of up, guarded by g. It starts nothing:
+// each session connects to the upstream when its client initializes. g
+// must outlive the Proxy.
+func New(g *ctxfit.Guard, up Upstream, opts *Options) (*Proxy, error) {
 	if g == nil {
 		return nil, errors.New("proxy: New needs a guard")
 	}
-	if cmd.Path == "" {
-		return nil, errors.New("proxy: New needs the upstream's command")
+	n := 0
+	if up.Command != nil {
+		n++
+		if up.Command.Path == "" {
+			return nil, errors.New("proxy: the upstream's command has no path")
+		}
+		c := *up.Command
+		c.Args = append([]string(nil), c.Args...)
+		if c.Env == nil {
+			c.Env = PassEnv(os.Environ())
+		}
+		up.Command = &c
 	}
+	if up.URL != "" {
+		n++
+	}
+	if up.Dial != nil {
+		n++
+	}
+	if n != 1 {
+		return nil, errors.New("proxy: New needs exactly one upstream: a command, a URL or a Dial function")
+	}
+	up.Header = up.Header.Clone()
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o = o.resolved()
-	cmd.Args = append([]string(nil), cmd.Args...)
-	cmd.Env = append([]string(nil), cmd.Env...)
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
+	p := &Proxy{o: o, up: up, guard: g, logger: o.Logger, sessions: map[*session]bool{}}
+	p.shared = &sharedUpstream{p: p}
+	core, err := mcpcore.NewClient[*session]("proxy", g, o.Names.Next, o.Names.Details, func(ctx context.Context) string {
+		s, _ := ctx.Value(sessionKey{}).(*session)
+		if s == nil {
+			return ""
+		}
+		return s.subject
+	})
+	if err != nil {
+		return nil, err
 	}
-	p := &Proxy{
-		o: o, guard: g, logger: o.Logger,
-		tools: map[string][]byte{}, limiters: map[string]*clientLimiter{},
+	core.Names = o.Names
+	core.Shaper.Names = o.Names
+	if err := o.Names.Distinct(); err != nil {
+		return nil, err
 	}
+	p.core = core
 	p.counter = sync.OnceValue(func() budget.Counter {
 		c, _ := budget.Exact(g.Config().Encoding)
 		return c
 	})
-	p.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
-		Name:        "upstream",
-		MaxRequests: 1,
-		Timeout:     o.BreakerOpen,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= uint32(o.BreakerFailures) },
-		IsSuccessful: func(err error) bool {
-			var wire *jsonrpcError
-			return err == nil || errors.As(err, &wire) // the upstream answered
-		},
-		IsExcluded: func(err error) bool {
-			return errors.Is(err, errRestarting) || errors.Is(err, errClosed) || errors.Is(err, context.Canceled)
-		},
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			if to == gobreaker.StateOpen {
-				p.bmu.Lock()
-				p.openedAt = time.Now()
-				p.bmu.Unlock()
-			}
-			p.logger.Warn("proxy: circuit breaker "+to.String(), "from", from.String(), "to", to.String())
-		},
-	})
-	names := mcpcore.Names{Next: mcpcore.DefaultNextTool, Details: mcpcore.DefaultDetailsTool}
-	if o.Install != nil {
-		names.Next = cmp.Or(o.Install.NextTool, names.Next)
-		names.Details = cmp.Or(o.Install.DetailsTool, names.Details)
-	}
-	p.reserved = map[string]bool{names.Next: true, names.Details: true}
-
-	// The server is built once the upstream has said who it is; tools
-	// listed before that wait in pending.
-	var pending []*mcp.Tool
-	var ready bool
-	var rmu sync.Mutex
-	onTools := func(tools []*mcp.Tool) {
-		rmu.Lock()
-		defer rmu.Unlock()
-		if !ready {
-			pending = tools
-			return
-		}
-		p.mirror(tools)
-	}
-	p.sup = newSupervisor(cmd, &p.o, p.logger, onTools)
-	init, err := p.sup.start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	info := &mcp.Implementation{Name: "ctxfit-proxy", Version: Version}
-	var instructions string
-	if init != nil && init.ServerInfo != nil {
-		info = &mcp.Implementation{Name: init.ServerInfo.Name, Title: init.ServerInfo.Title, Version: init.ServerInfo.Version}
-	}
-	if init != nil {
-		instructions = init.Instructions
-	}
-	p.server = mcp.NewServer(info, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       p.logger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
-	if err := mcpfit.Install(p.server, g, o.Install); err != nil {
-		p.sup.close()
-		return nil, err
-	}
-	p.server.AddReceivingMiddleware(p.middleware) // outermost: once per client call
-	rmu.Lock()
-	ready = true
-	p.mirror(pending)
-	rmu.Unlock()
 	return p, nil
 }
 
-// Server returns the MCP server to serve, for example with
-// server.Run(ctx, &mcp.StdioTransport{}) or behind
-// mcp.NewStreamableHTTPHandler.
-func (p *Proxy) Server() *mcp.Server { return p.server }
+type sessionKey struct{}
 
-// Restarts returns how many times the upstream has been restarted.
-func (p *Proxy) Restarts() int { return p.sup.restartCount() }
-
-// Close stops the upstream (closing its standard input, then killing it
-// after [Options.TerminateGrace]). Calls after Close answer an error. It
-// does not close the Guard.
+// Close ends every session and stops their upstreams (stdio upstreams are
+// reaped); it waits for them. Serve fails after Close.
 func (p *Proxy) Close() error {
-	p.sup.close()
+	p.mu.Lock()
+	p.closed = true
+	all := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		all = append(all, s)
+	}
+	p.mu.Unlock()
+	for _, s := range all {
+		s.end()
+	}
+	p.wg.Wait()
+	p.shared.stop()
 	return nil
 }
 
-// mirror makes the server's upstream tools those of tools.
-func (p *Proxy) mirror(tools []*mcp.Tool) {
-	p.tmu.Lock()
-	defer p.tmu.Unlock()
-	seen := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		if t == nil {
-			continue
-		}
-		if p.reserved[t.Name] {
-			p.logger.Warn("proxy: the upstream's tool has the name of a ctxfit tool; it is not mirrored", "tool", t.Name)
-			continue
-		}
-		seen[t.Name] = true
-		b, _ := json.Marshal(t)
-		if old, ok := p.tools[t.Name]; ok && bytes.Equal(old, b) {
-			continue
-		}
-		if err := p.addTool(t); err != nil {
-			p.logger.Warn("proxy: the upstream's tool cannot be mirrored", "tool", t.Name, "err", err)
-			delete(seen, t.Name)
-			continue
-		}
-		p.tools[t.Name] = b
+// Serve relays one downstream session, down (a connection from an MCP
+// client: stdio, or one streamable HTTP session), until the client goes
+// away, ctx ends or the Proxy closes. Its upstream session starts when the
+// client sends initialize and ends with it. Serve closes down.
+func (p *Proxy) Serve(ctx context.Context, down mcp.Connection) error {
+	s, err := p.newSession(down)
+	if err != nil {
+		down.Close()
+		return err
 	}
-	var gone []string
-	for name := range p.tools {
-		if !seen[name] {
-			gone = append(gone, name)
-			delete(p.tools, name)
-		}
-	}
-	if len(gone) > 0 {
-		p.server.RemoveTools(gone...)
-	}
+	defer p.wg.Done()
+	return s.run(ctx)
 }
 
-// addTool registers t on the server; the SDK panics on tools it finds
-// invalid (an input schema that is not an object), which becomes an error.
-func (p *Proxy) addTool(t *mcp.Tool) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	clone := *t
-	if clone.InputSchema == nil {
-		clone.InputSchema = map[string]any{"type": "object"}
+func (p *Proxy) newSession(down mcp.Connection) (*session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
 	}
-	p.server.AddTool(&clone, p.forward)
-	return nil
+	if len(p.sessions) >= p.o.MaxSessions {
+		return nil, ErrTooManySessions
+	}
+	s := newSession(p, down)
+	p.sessions[s] = true
+	p.wg.Add(1)
+	return s, nil
+}
+
+func (p *Proxy) forget(s *session) {
+	p.mu.Lock()
+	delete(p.sessions, s)
+	p.mu.Unlock()
+}
+
+// Sessions returns how many downstream sessions are being served.
+func (p *Proxy) Sessions() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sessions)
+}
+
+// marshal encodes v compactly without escaping HTML.
+func marshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -256,3 +256,23 @@ func healthReport(s gateway.Stats) map[string]any {
 		"sessions": map[string]any{"total": s.Sessions, "current": s.CurrentSessions, "peak": s.PeakSessions},
 	}
 }
+
+// readCloser and writeCloser adapt standard input and output (or a test's
+// buffers) to the SDK's IOTransport.
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if wc, ok := w.(io.WriteCloser); ok {
+		return wc
+	}
+	return nopWriteCloser{w}
+}

@@ -141,8 +141,14 @@ func parseMCPConfigFlags(args []string, out io.Writer) (*mcpConfigFlags, error) 
 			return
 		}
 		v := fl.Value.String()
-		if fl.Name == "config" {
+		switch fl.Name {
+		case "config":
 			v = m.proxy.configPath
+		case "header", "redact": // repeatable: each as it was given
+			for _, h := range m.proxy.repeated(fl.Name) {
+				m.proxyArgs = append(m.proxyArgs, "--"+fl.Name, h)
+			}
+			return
 		}
 		m.proxyArgs = append(m.proxyArgs, "--"+fl.Name, v)
 	})
@@ -166,7 +172,9 @@ func defaultCtxfitPath() string {
 // entry returns the server entry for the client.
 func (m *mcpConfigFlags) entry() serverEntry {
 	args := append([]string{"proxy"}, m.proxyArgs...)
-	args = append(append(args, "--"), m.proxy.command...)
+	if len(m.proxy.command) > 0 { // else --upstream-url names the server
+		args = append(append(args, "--"), m.proxy.command...)
+	}
 	e := serverEntry{Command: m.ctxfit, Args: args}
 	if mcpClients[m.client].typed {
 		e.Type = "stdio"
@@ -226,7 +234,7 @@ func runMCPConfig(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range m.proxy.command[1:] {
+	for _, a := range m.proxy.command[min(1, len(m.proxy.command)):] {
 		if !filepath.IsAbs(a) && !strings.HasPrefix(a, "-") && fileExists(a) {
 			fmt.Fprintf(stderr, "note: %s is a relative path; the client may start the server in another directory, so give it as an absolute path\n", a)
 		}

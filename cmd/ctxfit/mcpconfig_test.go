@@ -184,3 +184,11 @@ func TestMCPClientsDefaultFiles(t *testing.T) {
 	assert.Equal(t, filepath.Join(".cursor", "mcp.json"), mcpClients["cursor"].file(dir))
 	assert.Equal(t, filepath.Join(".vscode", "mcp.json"), mcpClients["vscode"].file(dir))
 }
+
+func TestMCPConfigTakesAnUpstreamURLWithEachHeaderAsGiven(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "mcp-config", "--client", "cursor", "--name", "remote", "--ctxfit", "ctxfit",
+		"--upstream-url", "https://mcp.example.com/mcp", "--header", "Authorization:Bearer t", "--header", "X-Team:a")
+	require.Equal(t, 0, code, errOut)
+	assert.JSONEq(t, `{"mcpServers":{"remote":{"command":"ctxfit","args":["proxy","--header","Authorization:Bearer t",`+
+		`"--header","X-Team:a","--upstream-url","https://mcp.example.com/mcp"]}}}`, out)
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
 	"github.com/ctxfit/ctxfit"
@@ -28,12 +28,18 @@ import (
 )
 
 const proxyUsage = `Usage: ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
+       ctxfit proxy [FLAGS] --upstream-url URL [--header NAME:VALUE ...]
 
-Puts ctxfit in front of the MCP server that COMMAND runs over stdio: tool
-results are kept within the token budget, and ctxfit_next and ctxfit_details
-lead to the rest. Serves stdio (standard input and output are the protocol;
-logs go to standard error as JSON lines) or, with --listen, streamable HTTP
-at http://ADDR/mcp.
+Puts ctxfit in front of an MCP server: the one COMMAND runs over stdio
+(a process per client session, without the CTXFIT_* variables), or the one
+at URL (streamable HTTP, or the legacy HTTP+SSE transport with --sse).
+Every request, response and notification is relayed both ways unchanged,
+except that tools/list gains ctxfit_next, ctxfit_details, ctxfit_search and
+ctxfit_query, and tools/call, resources/read and prompts/get results are
+kept within the token budget. Serves stdio (standard input and output are
+the protocol; logs go to standard error as JSON lines) or, with --listen,
+streamable HTTP at http://ADDR/mcp (a session per client, each with its own
+upstream session) with a health report at http://ADDR/healthz.
 
 Settings come from the defaults, then the file of --config (or
 CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below; the
@@ -55,6 +61,41 @@ type proxyFlags struct {
 	rateSpec   string
 	logLevel   string
 	command    []string
+	upstream   string
+	sse        bool
+	headers    headerFlags
+	passEnv    string
+}
+
+// repeated returns the values of a repeatable flag as they were given.
+func (f *proxyFlags) repeated(name string) []string {
+	if name == "header" {
+		return f.headers
+	}
+	return f.opts.Redact
+}
+
+// headerFlags are the repeatable --header NAME:VALUE flags.
+type headerFlags []string
+
+func (h *headerFlags) String() string { return strings.Join(*h, ", ") }
+
+func (h *headerFlags) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("want NAME:VALUE, got %q", v)
+	}
+	*h = append(*h, strings.TrimSpace(name)+":"+strings.TrimSpace(value))
+	return nil
+}
+
+func (h headerFlags) header() http.Header {
+	out := http.Header{}
+	for _, kv := range h {
+		name, value, _ := strings.Cut(kv, ":")
+		out.Add(name, value)
+	}
+	return out
 }
 
 func parseProxyFlags(args []string, out io.Writer) (*proxyFlags, error) {
@@ -92,14 +133,40 @@ func registerProxyFlags(fs *flag.FlagSet) *proxyFlags {
 	fs.DurationVar(&f.opts.BackoffMin, "backoff-min", proxy.DefaultBackoffMin, "first delay before restarting an upstream that went down")
 	fs.DurationVar(&f.opts.BackoffMax, "backoff-max", proxy.DefaultBackoffMax, "longest delay between restarts")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.upstream, "upstream-url", "", "the upstream's URL (streamable HTTP, or HTTP+SSE with --sse) instead of a COMMAND")
+	fs.BoolVar(&f.sse, "sse", false, "the --upstream-url speaks the legacy HTTP+SSE transport")
+	fs.Var(&f.headers, "header", "NAME:VALUE sent with every request to the --upstream-url (repeatable), e.g. Authorization:Bearer ...")
+	fs.StringVar(&f.passEnv, "pass-env", "", "comma-separated CTXFIT_* variables the stdio upstream may see (default none)")
+	fs.IntVar(&f.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "sessions (each with its own upstream process or session) served at once in --listen mode")
+	fs.BoolVar(&f.opts.SharedUpstream, "shared-upstream", false, "let every session share one upstream session (one process), for stateless servers")
+	fs.DurationVar(&f.opts.IdleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "end a --listen session (and its upstream) idle this long; 0 never")
+	fs.DurationVar(&f.opts.PingInterval, "ping-interval", proxy.DefaultPingInterval, "how often each upstream session is pinged; 0 never")
+	fs.BoolVar(&f.opts.LogArguments, "log-arguments", false, "log each tool call's arguments (values of --redact names and of password, token, secret, apiKey, api_key, authorization hidden)")
+	fs.Func("redact", "comma-separated argument names never logged by --log-arguments", func(v string) error {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				f.opts.Redact = append(f.opts.Redact, n)
+			}
+		}
+		return nil
+	})
 	return f
 }
 
 // check validates the parsed flags and the upstream's command; synopsis is
 // the command line the error shows when the command is missing.
 func (f *proxyFlags) check(synopsis string) error {
-	if len(f.command) == 0 {
-		return usageError{errors.New("needs the upstream's command: " + synopsis)}
+	if len(f.command) == 0 && f.upstream == "" {
+		return usageError{errors.New("needs the upstream's command or --upstream-url: " + synopsis)}
+	}
+	if len(f.command) > 0 && f.upstream != "" {
+		return usageError{errors.New("takes the upstream's command or --upstream-url, not both")}
+	}
+	if (f.sse || len(f.headers) > 0) && f.upstream == "" {
+		return usageError{errors.New("--sse and --header need --upstream-url")}
+	}
+	if f.opts.MaxSessions < 1 || f.opts.IdleTimeout < 0 || f.opts.PingInterval < 0 {
+		return usageError{errors.New("--max-sessions must be >= 1, --idle-timeout and --ping-interval >= 0")}
 	}
 	if f.rateSpec != "" {
 		r, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(f.rateSpec), "/s"), 64)
@@ -170,20 +237,43 @@ func serveProxy(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	defer closeGuard()
 
-	p, err := proxy.New(ctx, proxy.Command{Path: f.command[0], Args: f.command[1:]}, g, &f.opts)
+	if len(f.command) > 0 {
+		// Each session starts its own process: say now when there is none
+		// to start.
+		if _, err := exec.LookPath(f.command[0]); err != nil {
+			return fmt.Errorf("proxy: starting the upstream server %q: %w", f.command[0], err)
+		}
+	}
+	p, err := proxy.New(g, f.upstreamOf(), &f.opts)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	logger.Info("proxy: the upstream server is up", "command", strings.Join(f.command, " "))
 	if f.listen == "" {
-		err := p.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(stdin), Writer: writeCloser(stdout)})
-		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		return nil
+		return p.ServeStdio(ctx, stdin, stdout)
 	}
 	return serveProxyHTTP(ctx, f.listen, p, logger)
+}
+
+// upstreamOf is the upstream the flags name. A zero --idle-timeout or
+// --ping-interval means never.
+func (f *proxyFlags) upstreamOf() proxy.Upstream {
+	if f.opts.IdleTimeout == 0 {
+		f.opts.IdleTimeout = -1
+	}
+	if f.opts.PingInterval == 0 {
+		f.opts.PingInterval = -1
+	}
+	if f.upstream != "" {
+		return proxy.Upstream{URL: f.upstream, SSE: f.sse, Header: f.headers.header()}
+	}
+	var allow []string
+	for _, n := range strings.Split(f.passEnv, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			allow = append(allow, n)
+		}
+	}
+	return proxy.Upstream{Command: &proxy.Command{Path: f.command[0], Args: f.command[1:], Env: proxy.PassEnv(os.Environ(), allow...)}}
 }
 
 // newProxyGuard returns the guard configured by the settings with the
@@ -266,7 +356,8 @@ func closeStore(st store.Store) {
 
 func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *slog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.Server() }, nil))
+	mux.Handle("/mcp", p.Handler())
+	mux.Handle("/healthz", p.HealthHandler())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -279,29 +370,14 @@ func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *sl
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// End the sessions first: their streams then end, and Shutdown
+		// has no hanging request to wait for.
+		_ = p.Close()
+		shutdown, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
+		if err := hs.Shutdown(shutdown); err != nil {
+			_ = hs.Close()
 		}
 		return nil
 	}
-}
-
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-func writeCloser(w io.Writer) io.WriteCloser {
-	if wc, ok := w.(io.WriteCloser); ok {
-		return wc
-	}
-	return nopWriteCloser{w}
 }

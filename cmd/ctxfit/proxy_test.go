@@ -135,6 +135,10 @@ func TestProxyRefusesBadInvocations(t *testing.T) {
 		{"an unknown mode is a usage error", []string{"proxy", "--mode", "cache", "--", "x"}, 2, `mode "cache" must be one of: store replay`},
 		{"a hard cap under the threshold is a usage error", []string{"proxy", "--threshold", "5000", "--hard-cap", "100", "--", "x"}, 2, "hardCap 100 must be >= threshold 5000"},
 		{"zero breaker failures is a usage error", []string{"proxy", "--breaker-failures", "0", "--", "x"}, 2, "--breaker-failures >= 1"},
+		{"a command and an upstream URL are a usage error", []string{"proxy", "--upstream-url", "http://127.0.0.1:1/mcp", "--", "x"}, 2, "not both"},
+		{"a header without a URL is a usage error", []string{"proxy", "--header", "Authorization:Bearer x", "--", "x"}, 2, "need --upstream-url"},
+		{"a header without a colon is a usage error", []string{"proxy", "--header", "Authorization", "--upstream-url", "http://x"}, 2, "want NAME:VALUE"},
+		{"zero sessions is a usage error", []string{"proxy", "--max-sessions", "0", "--", "x"}, 2, "--max-sessions must be >= 1"},
 		{"an upstream that does not exist is a failure", []string{"proxy", "--", "/nonexistent/mcp-server"}, 1, "starting the upstream server"},
 	}
 	for _, tt := range tests {

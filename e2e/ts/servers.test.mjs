@@ -56,7 +56,8 @@ async function connect(command, args) {
   return client;
 }
 
-const proxied = (server, args = []) => connect(ctxfit, ['proxy', '--', bin(server), ...args]);
+// The proxy starts its upstream without CTXFIT_* variables unless told.
+const proxied = (server, args = []) => connect(ctxfit, ['proxy', '--pass-env', 'CTXFIT_E2E_HUGE', '--', bin(server), ...args]);
 const direct = (server, args = []) => connect(bin(server), args);
 
 // record writes a result to the file the Go test checks.
