@@ -408,9 +408,9 @@ const (
 // Keys of the _meta of the proxy's own tool errors.
 const (
 	// MetaError is the _meta key of a proxy error's code (the reason).
-	MetaError = "ctxfit/proxyError"
+	MetaError = "dev.ctxfit/proxyError"
 	// MetaRetryAfter is the _meta key of the seconds to wait before a retry.
-	MetaRetryAfter = "ctxfit/retryAfter"
+	MetaRetryAfter = "dev.ctxfit/retryAfter"
 )
 
 // errorResult is a tool error: text only, with no structured content, so

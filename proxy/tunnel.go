@@ -16,7 +16,7 @@ import (
 // message of a POST in a method the transport knows (ping for a request,
 // notifications/progress for a notification) with the original under
 // tunnelKey, and tunnelConn unwraps it as it is read.
-const tunnelKey = "ctxfit/tunneled"
+const tunnelKey = "dev.ctxfit/tunneled"
 
 // knownMethods are the client-to-server methods the SDK's transport
 // accepts as they are.
