@@ -586,3 +586,27 @@ func TestASharedUpstreamServesEverySessionAndRoutesEachAnswerToItsSession(t *tes
 	assert.True(t, call(t, b, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
 	assert.False(t, call(t, a, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
 }
+
+func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
+	f := newFixture(t, inProcess(), ctxfit.Config{}, proxy.Options{})
+	cs := f.connect(nil)
+	for name, args := range map[string]map[string]any{
+		mcpcore.DefaultNextTool:    {},
+		mcpcore.DefaultDetailsTool: {"cursor": "x", "unknown": 1},
+		mcpcore.DefaultSearchTool:  {"cursor": "x"},
+		mcpcore.DefaultQueryTool:   {"expression": "."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+			require.NoError(t, err, "not a JSON-RPC error: the model reads a tool result and corrects itself")
+			require.True(t, res.IsError)
+			e, ok := res.StructuredContent.(map[string]any)
+			require.True(t, ok, "the structured error: %T", res.StructuredContent)
+			assert.Equal(t, "parameter_invalid", e["code"])
+			data, _ := e["data"].(map[string]any)
+			assert.NotEmpty(t, data["parameter"], "%v", e)
+			assert.NotEmpty(t, data["expected"], "%v", e)
+			assert.NotEmpty(t, data["suggestion"], "%v", e)
+		})
+	}
+}
