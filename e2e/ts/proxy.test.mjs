@@ -12,6 +12,9 @@
 //     wrapped in anyOf [original, page, summary, chunk];
 //   - results over the budget are shaped (none of the calls here is).
 //
+// Then server-filesystem (its directories from each client's roots) and
+// server-memory behind `proxy --listen`.
+//
 // e2e/proxy_test.go runs this file with CTXFIT_E2E_CTXFIT (the binary) and
 // CTXFIT_E2E_PORT (a free port for the HTTP upstream).
 
@@ -268,4 +271,63 @@ test('tasks: a task-augmented call runs, is polled and gives its result through 
   assert.equal(want.first, 'taskCreated');
   assert.equal(want.last, 'result');
   for (const [i, [name]] of proxied().entries()) assert.deepEqual(got[i], want, name);
+});
+
+// server-filesystem started without directories takes them from the
+// client's roots: through `proxy --listen`, each client's own roots reach
+// its own upstream, which reads there and denies the other's.
+test('--listen in front of server-filesystem: each client reads within its own roots', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dirA = mkdtempSync(path.join(tmpdir(), 'ctxfit-roots-a-'));
+  const dirB = mkdtempSync(path.join(tmpdir(), 'ctxfit-roots-b-'));
+  writeFileSync(path.join(dirA, 'a.txt'), 'in a');
+  writeFileSync(path.join(dirB, 'b.txt'), 'in b');
+  const filesystem = path.join(here, 'node_modules', '.bin', 'mcp-server-filesystem');
+  const url = await start(ctxfit, ['proxy', '--listen', '127.0.0.1:0', '--', filesystem], {},
+    (s) => s.match(/"url":"(http:\/\/[^"]+)"/)?.[1]);
+  const a = await http(url, () => [{ uri: `file://${dirA}`, name: 'a' }]);
+  const b = await http(url, () => [{ uri: `file://${dirB}`, name: 'b' }]);
+  try {
+    const read = async (c, file) => {
+      // The upstream asks for the roots after initialization: give it a moment.
+      for (let i = 0; ; i++) {
+        const res = await c.callTool({ name: 'read_text_file', arguments: { path: file } });
+        if (!res.isError || i === 100) return res;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const ra = await read(a, path.join(dirA, 'a.txt'));
+    assert.ok(!ra.isError, JSON.stringify(ra.content));
+    assert.equal(ra.content[0].text, 'in a');
+    const rb = await read(b, path.join(dirB, 'b.txt'));
+    assert.ok(!rb.isError, JSON.stringify(rb.content));
+    assert.equal(rb.content[0].text, 'in b');
+    const denied = await a.callTool({ name: 'read_text_file', arguments: { path: path.join(dirB, 'b.txt') } });
+    assert.ok(denied.isError, 'a client cannot read in another client\'s roots');
+  } finally {
+    await Promise.allSettled([a.close(), b.close()]);
+  }
+});
+
+// server-memory behind `proxy --listen`: what one client writes, it reads
+// back through the proxy as it would directly.
+test('--listen in front of server-memory: entities written and read back', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const memory = path.join(here, 'node_modules', '.bin', 'mcp-server-memory');
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'ctxfit-memory-')), 'memory.jsonl');
+  const url = await start(ctxfit, ['proxy', '--listen', '127.0.0.1:0', '--pass-env', 'MEMORY_FILE_PATH', '--', memory],
+    { MEMORY_FILE_PATH: file }, (s) => s.match(/"url":"(http:\/\/[^"]+)"/)?.[1]);
+  const c = await http(url, rootsA);
+  try {
+    const created = await c.callTool({ name: 'create_entities',
+      arguments: { entities: [{ name: 'ctxfit', entityType: 'library', observations: ['keeps results within the budget'] }] } });
+    assert.ok(!created.isError, JSON.stringify(created.content));
+    const graph = await c.callTool({ name: 'read_graph', arguments: {} });
+    assert.ok(!graph.isError, JSON.stringify(graph.content));
+    assert.deepEqual(graph.structuredContent.entities.map((e) => e.name), ['ctxfit']);
+  } finally {
+    await c.close();
+  }
 });
