@@ -137,18 +137,8 @@ func mustMarshal(t *testing.T, v any) []byte {
 // writes. It needs Node 20 or later and the npm dependencies (cd e2e/ts &&
 // npm ci); without node it is skipped, except under CI=true, where it fails.
 func TestGatewayToolsAreAcceptedByTheTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed; the TypeScript end-to-end tests need Node 20 or later")
-		}
-		t.Skip("node is not installed")
-	}
+	node, dir := nodeAndTS(t)
 	bins := binaries(t)
-	dir, err := filepath.Abs("ts")
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	require.NoError(t, err, "the npm dependencies are missing: run (cd e2e/ts && npm ci --no-audit --no-fund), as test.sh does")
 	base := startHTTPServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -17,18 +17,8 @@ import (
 // which test.sh does. Without node it is skipped, except under CI=true,
 // where it fails.
 func TestTheTypeScriptClientAcceptsShapedResults(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed; the TypeScript end-to-end tests need Node 20 or later")
-		}
-		t.Skip("node is not installed")
-	}
+	node, dir := nodeAndTS(t)
 	bins := binaries(t)
-	dir, err := filepath.Abs("ts")
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	require.NoError(t, err, "the npm dependencies are missing: run (cd e2e/ts && npm ci --no-audit --no-fund), as test.sh does")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -43,4 +33,23 @@ func TestTheTypeScriptClientAcceptsShapedResults(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node --test:\n%s", out)
 	t.Logf("node --test:\n%s", out)
+}
+
+// nodeAndTS returns node and the e2e/ts directory, skipping the test
+// without node (failing under CI=true) and failing without the npm
+// dependencies.
+func nodeAndTS(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node is not installed; the TypeScript end-to-end tests need Node 20 or later")
+		}
+		t.Skip("node is not installed")
+	}
+	dir, err = filepath.Abs("ts")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	require.NoError(t, err, "the npm dependencies are missing: run (cd e2e/ts && npm ci --no-audit --no-fund), as test.sh does")
+	return node, dir
 }
