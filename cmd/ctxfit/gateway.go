@@ -215,28 +215,7 @@ func serveGatewayHTTP(ctx context.Context, addr string, gw *gateway.Gateway, log
 		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(healthReport(gw.Stats()))
 	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("gateway: serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	if listening != nil {
-		listening(ln.Addr().String())
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return serveHTTP(ctx, addr, mux, logger, "gateway", listening, nil)
 }
 
 // healthReport is the JSON of /healthz: the seed's server metrics, times

@@ -358,6 +358,15 @@ func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *sl
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", p.Handler())
 	mux.Handle("/healthz", p.HealthHandler())
+	return serveHTTP(ctx, addr, mux, logger, "proxy", nil, func() { _ = p.Close() })
+}
+
+// serveHTTP serves mux on addr until ctx ends, logging its MCP URL as
+// command's and telling listening (if not nil) the address. Then stop (if not nil) ends
+// the sessions first, so that their streams end and Shutdown has no
+// hanging request to wait for, and whatever is left after half a second
+// is closed.
+func serveHTTP(ctx context.Context, addr string, mux http.Handler, logger *slog.Logger, command string, listening func(string), stop func()) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -365,14 +374,17 @@ func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *sl
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("proxy: serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	logger.Info(command+": serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	if listening != nil {
+		listening(ln.Addr().String())
+	}
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		// End the sessions first: their streams then end, and Shutdown
-		// has no hanging request to wait for.
-		_ = p.Close()
+		if stop != nil {
+			stop()
+		}
 		shutdown, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
 		if err := hs.Shutdown(shutdown); err != nil {
