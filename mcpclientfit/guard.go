@@ -125,36 +125,12 @@ func (cg *Guard) Middleware() mcp.Middleware {
 // for the agent to add to the tools it gives the model. Their calls are
 // answered by [Guard.CallTool].
 func (cg *Guard) Tools() []*mcp.Tool {
-	return []*mcp.Tool{
-		{
-			Name:        cg.core.Names.Next,
-			Title:       "Continue a large tool result",
-			Description: mcpcore.NextDescription,
-			InputSchema: mcpcore.NextInputSchema(),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-		},
-		{
-			Name:        cg.core.Names.Details,
-			Title:       "Drill into a summarized tool result",
-			Description: mcpcore.DetailsDescription,
-			InputSchema: mcpcore.DetailsInputSchema(),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-		},
-		{
-			Name:        cg.core.Names.Search,
-			Title:       "Search a large tool result",
-			Description: mcpcore.SearchDescription,
-			InputSchema: mcpcore.SearchInputSchema(),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-		},
-		{
-			Name:        cg.core.Names.Query,
-			Title:       "Query a large JSON tool result with jq",
-			Description: mcpcore.QueryDescription,
-			InputSchema: mcpcore.QueryInputSchema(),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-		},
+	var tools []*mcp.Tool
+	for _, t := range cg.core.Names.Tools() {
+		tools = append(tools, &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}})
 	}
+	return tools
 }
 
 // Owns reports whether name is the continuation or the drill-down tool,

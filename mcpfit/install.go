@@ -98,36 +98,13 @@ func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
 		return fmt.Errorf("mcpfit: %w", err)
 	}
 	s.AddReceivingMiddleware(a.middleware)
-	s.AddTool(&mcp.Tool{
-		Name:        a.names.Next,
-		Title:       "Continue a large tool result",
-		Description: mcpcore.NextDescription,
-		InputSchema: mcpcore.NextInputSchema(),
-		// Read-only: a continuation reads a snapshot, or runs again only a
-		// tool that is read-only or idempotent (see mcpcore.Repeatable).
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, a.next)
-	s.AddTool(&mcp.Tool{
-		Name:        a.names.Details,
-		Title:       "Drill into a summarized tool result",
-		Description: mcpcore.DetailsDescription,
-		InputSchema: mcpcore.DetailsInputSchema(),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, a.details)
-	s.AddTool(&mcp.Tool{
-		Name:        a.names.Search,
-		Title:       "Search a large tool result",
-		Description: mcpcore.SearchDescription,
-		InputSchema: mcpcore.SearchInputSchema(),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, a.search)
-	s.AddTool(&mcp.Tool{
-		Name:        a.names.Query,
-		Title:       "Query a large JSON tool result with jq",
-		Description: mcpcore.QueryDescription,
-		InputSchema: mcpcore.QueryInputSchema(),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, a.query)
+	// Read-only: a continuation reads a snapshot, or runs again only a tool
+	// that is read-only or idempotent (see mcpcore.Repeatable).
+	handlers := []mcp.ToolHandler{a.next, a.details, a.search, a.query}
+	for i, t := range a.names.Tools() {
+		s.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}}, handlers[i])
+	}
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "ctxfit-held-back",
 		Title:       "Content a shaped tool result held back",

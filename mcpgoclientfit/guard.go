@@ -82,15 +82,13 @@ func New(g *ctxfit.Guard, opts *Options) (*Guard, error) {
 // for the agent to add to the tools it gives the model.
 func (cg *Guard) Tools() []mcp.Tool {
 	ro := mcp.ToolAnnotation{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
-	next := mcp.NewToolWithRawSchema(cg.core.Names.Next, mcpcore.NextDescription, mcpcore.NextInputSchema())
-	next.Annotations, next.Title = ro, "Continue a large tool result"
-	details := mcp.NewToolWithRawSchema(cg.core.Names.Details, mcpcore.DetailsDescription, mcpcore.DetailsInputSchema())
-	details.Annotations, details.Title = ro, "Drill into a summarized tool result"
-	search := mcp.NewToolWithRawSchema(cg.core.Names.Search, mcpcore.SearchDescription, mcpcore.SearchInputSchema())
-	search.Annotations, search.Title = ro, "Search a large tool result"
-	query := mcp.NewToolWithRawSchema(cg.core.Names.Query, mcpcore.QueryDescription, mcpcore.QueryInputSchema())
-	query.Annotations, query.Title = ro, "Query a large JSON tool result with jq"
-	return []mcp.Tool{next, details, search, query}
+	var tools []mcp.Tool
+	for _, t := range cg.core.Names.Tools() {
+		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
+		tool.Annotations, tool.Title = ro, t.Title
+		tools = append(tools, tool)
+	}
+	return tools
 }
 
 // Owns reports whether name is the continuation or the drill-down tool.

@@ -103,36 +103,10 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	// Read-only: a continuation reads a snapshot, or runs again only a tool
 	// that is read-only or idempotent (see mcpcore.Repeatable).
 	readOnly := mcp.ToolAnnotation{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
-	s.AddTools(
-		server.ServerTool{Tool: mcp.Tool{
-			Name:           a.names.Next,
-			Title:          "Continue a large tool result",
-			Description:    mcpcore.NextDescription,
-			RawInputSchema: mcpcore.NextInputSchema(),
-			Annotations:    readOnly,
-		}, Handler: a.next},
-		server.ServerTool{Tool: mcp.Tool{
-			Name:           a.names.Details,
-			Title:          "Drill into a summarized tool result",
-			Description:    mcpcore.DetailsDescription,
-			RawInputSchema: mcpcore.DetailsInputSchema(),
-			Annotations:    readOnly,
-		}, Handler: a.details},
-		server.ServerTool{Tool: mcp.Tool{
-			Name:           a.names.Search,
-			Title:          "Search a large tool result",
-			Description:    mcpcore.SearchDescription,
-			RawInputSchema: mcpcore.SearchInputSchema(),
-			Annotations:    readOnly,
-		}, Handler: a.search},
-		server.ServerTool{Tool: mcp.Tool{
-			Name:           a.names.Query,
-			Title:          "Query a large JSON tool result with jq",
-			Description:    mcpcore.QueryDescription,
-			RawInputSchema: mcpcore.QueryInputSchema(),
-			Annotations:    readOnly,
-		}, Handler: a.query},
-	)
+	handlers := []server.ToolHandlerFunc{a.next, a.details, a.search, a.query}
+	for i, t := range a.names.Tools() {
+		s.AddTool(mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, RawInputSchema: t.InputSchema, Annotations: readOnly}, handlers[i])
+	}
 	s.AddResourceTemplate(mcp.NewResourceTemplate(mcpcore.ResourceTemplate, "ctxfit-held-back",
 		mcp.WithTemplateDescription("Images, audio and binary content that a tool result held back as a resource_link; read it whole here.")),
 		a.readResource)

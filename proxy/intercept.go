@@ -105,16 +105,10 @@ func (p *Proxy) mergeInitialize(raw json.RawMessage) json.RawMessage {
 // ownTools are the tools/list entries of ctxfit's tools.
 func (p *Proxy) ownTools() []json.RawMessage {
 	ann := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
-	n := p.o.Names
-	tools := []*mcp.Tool{
-		{Name: n.Next, Title: "Continue a large tool result", Description: mcpcore.NextDescription, InputSchema: mcpcore.NextInputSchema(), Annotations: ann},
-		{Name: n.Details, Title: "Drill into a summarized tool result", Description: mcpcore.DetailsDescription, InputSchema: mcpcore.DetailsInputSchema(), Annotations: ann},
-		{Name: n.Search, Title: "Search a large tool result", Description: mcpcore.SearchDescription, InputSchema: mcpcore.SearchInputSchema(), Annotations: ann},
-		{Name: n.Query, Title: "Query a large JSON tool result with jq", Description: mcpcore.QueryDescription, InputSchema: mcpcore.QueryInputSchema(), Annotations: ann},
-	}
+	tools := p.o.Names.Tools()
 	out := make([]json.RawMessage, len(tools))
 	for i, t := range tools {
-		out[i] = marshalUnescaped(t)
+		out[i] = marshalUnescaped(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Annotations: ann})
 	}
 	return out
 }

@@ -204,3 +204,21 @@ func (f *GuidanceFit) exact(encoding string) budget.Counter {
 	}
 	return f.counter
 }
+
+// OwnTool is one of the tools an adapter adds, as every adapter describes
+// it: read-only, idempotent and closed-world, whatever the SDK.
+type OwnTool struct {
+	Name, Title, Description string
+	InputSchema              json.RawMessage
+}
+
+// Tools are ctxfit's tools under these names (with the defaults for empty
+// ones), in the order adapters list them: next, details, search, query.
+func (n Names) Tools() []OwnTool {
+	return []OwnTool{
+		{Name: n.next(), Title: "Continue a large tool result", Description: NextDescription, InputSchema: NextInputSchema()},
+		{Name: n.details(), Title: "Drill into a summarized tool result", Description: DetailsDescription, InputSchema: DetailsInputSchema()},
+		{Name: n.search(), Title: "Search a large tool result", Description: SearchDescription, InputSchema: SearchInputSchema()},
+		{Name: n.query(), Title: "Query a large JSON tool result with jq", Description: QueryDescription, InputSchema: QueryInputSchema()},
+	}
+}
