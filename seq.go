@@ -244,27 +244,8 @@ func (s *shaper) seqResult(r ref, lay layout, pg seqPage) (Result, error) {
 		out = append(out, ']')
 	}
 	out = append(out, ',')
-	out = appendCursor(out, "nextCursor", next)
-	if parts != "" {
-		out = append(out, ',')
-		out = appendCursor(out, "partCursor", parts)
-	}
-	out = append(out, `,"meta":{"totalCount":`...)
-	out = strconv.AppendInt(out, r.total, 10)
-	out = append(out, `,"pageSize":`...)
-	out = strconv.AppendInt(out, int64(pg.count), 10)
-	out = append(out, `,"hasMore":`...)
-	out = strconv.AppendBool(out, !pg.done)
-	out = append(out, `,"offset":`...)
-	out = strconv.AppendInt(out, r.offset, 10)
-	if lay.path != "" {
-		out = append(out, `,"path":`...)
-		out = rawjson.AppendQuoted(out, lay.path)
-	}
-	if lay.outline != nil {
-		out = append(out, `,"part":`...)
-		out = strconv.AppendInt(out, r.start, 10)
-	}
+	out = appendPageMeta(out, next, parts, r, pg)
+	out = appendPlace(out, lay, r)
 	out = s.appendLeadTail(out, r, pg)
 	if object && !pg.done && r.offset == 0 {
 		out = s.appendNextNames(out, pg.next, int(r.total)-pg.count)
@@ -402,4 +383,36 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// appendPageMeta appends a page's cursors and the first members of its
+// meta, up to its offset (the meta object is left open).
+func appendPageMeta(out []byte, next, parts string, r ref, pg seqPage) []byte {
+	out = appendCursor(out, "nextCursor", next)
+	if parts != "" {
+		out = append(out, ',')
+		out = appendCursor(out, "partCursor", parts)
+	}
+	out = append(out, `,"meta":{"totalCount":`...)
+	out = strconv.AppendInt(out, r.total, 10)
+	out = append(out, `,"pageSize":`...)
+	out = strconv.AppendInt(out, int64(pg.count), 10)
+	out = append(out, `,"hasMore":`...)
+	out = strconv.AppendBool(out, !pg.done)
+	out = append(out, `,"offset":`...)
+	return strconv.AppendInt(out, r.offset, 10)
+}
+
+// appendPlace appends to a page's meta where its list is: the path of a
+// list inside an object, and the part of the outline it is.
+func appendPlace(out []byte, lay layout, r ref) []byte {
+	if lay.path != "" {
+		out = append(out, `,"path":`...)
+		out = rawjson.AppendQuoted(out, lay.path)
+	}
+	if lay.outline != nil {
+		out = append(out, `,"part":`...)
+		out = strconv.AppendInt(out, r.start, 10)
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package ctxfit
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/ctxfit/ctxfit/internal/rawjson"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -109,28 +108,9 @@ func (s *shaper) toonResult(r ref, lay layout, pg seqPage, text []byte) (Result,
 	out = append(out, '"')
 	out, _ = rawjson.Escape(out, text)
 	out = append(out, `",`...)
-	out = appendCursor(out, "nextCursor", next)
-	if parts != "" {
-		out = append(out, ',')
-		out = appendCursor(out, "partCursor", parts)
-	}
-	out = append(out, `,"meta":{"totalCount":`...)
-	out = strconv.AppendInt(out, r.total, 10)
-	out = append(out, `,"pageSize":`...)
-	out = strconv.AppendInt(out, int64(pg.count), 10)
-	out = append(out, `,"hasMore":`...)
-	out = strconv.AppendBool(out, !pg.done)
-	out = append(out, `,"offset":`...)
-	out = strconv.AppendInt(out, r.offset, 10)
+	out = appendPageMeta(out, next, parts, r, pg)
 	out = append(out, `,"format":"toon"`...)
-	if lay.path != "" {
-		out = append(out, `,"path":`...)
-		out = rawjson.AppendQuoted(out, lay.path)
-	}
-	if lay.outline != nil {
-		out = append(out, `,"part":`...)
-		out = strconv.AppendInt(out, r.start, 10)
-	}
+	out = appendPlace(out, lay, r)
 	out = append(out, "}}"...)
 	res, err := s.finish(out, telemetry.StrategyPagination)
 	if err != nil {
