@@ -4,13 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-echo "== gofmt"
+# section NAME: prints a section's heading with the seconds since the start, so a slow run says where its
+# time went.
+start=$SECONDS
+section() { echo "== [$((SECONDS - start)) s] $*"; }
+
+section "gofmt"
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
-echo "== go vet"
+section "go vet"
 go vet ./...
 
 # apt_install PACKAGE COMMAND: installs the Debian package when COMMAND is missing.
@@ -26,28 +31,30 @@ apt_install() {
   fi
 }
 
-echo "== redis-server (the Redis store's tests run against a real one)"
+section "redis-server (the Redis store's tests run against a real one)"
 apt_install redis-server redis-server || echo "the Redis tests will skip (fail under CI)"
 
-echo "== promtool (Debian's prometheus package): the alert rules of monitoring/"
+section "promtool (Debian's prometheus package): the alert rules of monitoring/"
 apt_install prometheus promtool
 promtool check rules monitoring/alerts.yml
 (cd monitoring && promtool test rules alerts_test.yml)
 
-echo "== npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
+section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
 (cd e2e/ts && npm ci --no-audit --no-fund)
 
-echo "== go test"
+section "go test"
 go test -race -shuffle=on -count=1 ./...
 
-echo "== go test on Go 1.27 (without -race; the go command fetches the go1.27.3 toolchain from the module proxy)"
+section "go test on Go 1.27 (without -race; the go command fetches the go1.27.3 toolchain from the module proxy)"
 GOTOOLCHAIN=go1.27.3 go test -count=1 ./...
 
-echo "== benchmarks, once each (they check their own output; the figures come from the README's commands)"
-out=$(go test ./httpfit ./budget ./chunk -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
+section "benchmarks of every package, once each (they check their own output; the figures come from the README's commands)"
+out=$(go test ./... -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
 
-echo "== benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
+section "benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
 (cd benchmarks && go vet ./... && go test -count=1 ./...)
 
-echo "== load test (short)"
+section "load test (short)"
 scripts/load.sh --short
+
+section "done"
