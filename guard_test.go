@@ -21,7 +21,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/cursor"
-	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 	rebuild "github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/summary"

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/conversation"
-	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/llmtest"
 	"github.com/ctxfit/ctxfit/internal/redistest"
 	"github.com/ctxfit/ctxfit/internal/syncbuf"

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/mcptest"
 )
@@ -111,9 +111,9 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 }
 
 func TestAnOperatorsEndpointWinsOverTheExamples(t *testing.T) {
-	eps := exampletools.WithEndpoints([]ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}})
+	eps := bookingtools.WithEndpoints([]ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}})
 	assert.Equal(t, []ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}}, eps)
-	assert.Equal(t, exampletools.Endpoints(), exampletools.WithEndpoints(nil))
+	assert.Equal(t, bookingtools.Endpoints(), bookingtools.WithEndpoints(nil))
 }
 
 // start runs the example binary with args as a stdio subprocess and returns

@@ -1,4 +1,4 @@
-package exampletools_test
+package bookingtools_test
 
 import (
 	"strings"
@@ -7,53 +7,53 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 )
 
 func TestListBookingsFiltersByStatus(t *testing.T) {
-	all := exampletools.ListBookings("")
-	assert.Len(t, all, exampletools.BookingCount)
-	confirmed := exampletools.ListBookings("confirmed")
+	all := bookingtools.ListBookings("")
+	assert.Len(t, all, bookingtools.BookingCount)
+	confirmed := bookingtools.ListBookings("confirmed")
 	require.NotEmpty(t, confirmed)
 	for _, b := range confirmed {
 		assert.Equal(t, "confirmed", b.Status)
 	}
-	assert.Empty(t, exampletools.ListBookings("unknown"))
+	assert.Empty(t, bookingtools.ListBookings("unknown"))
 }
 
 func TestGetBookingUsesTheIDAndRejectsAnEmptyOne(t *testing.T) {
-	b, err := exampletools.GetBooking("BK00042")
+	b, err := bookingtools.GetBooking("BK00042")
 	require.NoError(t, err)
 	assert.Equal(t, "BK00042", b["id"])
-	_, err = exampletools.GetBooking(" ")
-	assert.ErrorContains(t, err, "exampletools:")
+	_, err = bookingtools.GetBooking(" ")
+	assert.ErrorContains(t, err, "bookingtools:")
 }
 
 func TestReadLogServesTheOneLog(t *testing.T) {
-	text, err := exampletools.ReadLog("")
+	text, err := bookingtools.ReadLog("")
 	require.NoError(t, err)
-	assert.Equal(t, exampletools.LogLines, strings.Count(text, "\n"))
-	_, err = exampletools.ReadLog("other.log")
-	assert.ErrorContains(t, err, exampletools.LogName)
+	assert.Equal(t, bookingtools.LogLines, strings.Count(text, "\n"))
+	_, err = bookingtools.ReadLog("other.log")
+	assert.ErrorContains(t, err, bookingtools.LogName)
 }
 
 func TestSearchBookingsCountsAllMatchesAndLimitsResults(t *testing.T) {
-	all := exampletools.SearchBookings("", 0)
-	assert.Equal(t, exampletools.BookingCount, all.Total)
-	assert.Len(t, all.Results, exampletools.BookingCount)
-	some := exampletools.SearchBookings("LOVELACE", 3)
+	all := bookingtools.SearchBookings("", 0)
+	assert.Equal(t, bookingtools.BookingCount, all.Total)
+	assert.Len(t, all.Results, bookingtools.BookingCount)
+	some := bookingtools.SearchBookings("LOVELACE", 3)
 	assert.Greater(t, some.Total, 3)
 	assert.Len(t, some.Results, 3)
 	for _, b := range some.Results {
 		assert.Contains(t, b.GuestName, "Lovelace")
 	}
-	none := exampletools.SearchBookings("zzzz", 0)
+	none := bookingtools.SearchBookings("zzzz", 0)
 	assert.Zero(t, none.Total)
 	assert.NotNil(t, none.Results)
 }
 
 func TestBookingRowsAreTheBookingsFlattened(t *testing.T) {
-	items, rows := exampletools.ListBookings("pending"), exampletools.BookingRows("pending")
+	items, rows := bookingtools.ListBookings("pending"), bookingtools.BookingRows("pending")
 	require.Len(t, rows, len(items))
 	for i, it := range items {
 		r := rows[i]
