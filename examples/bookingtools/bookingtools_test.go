@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 )
 
@@ -63,4 +64,10 @@ func TestBookingRowsAreTheBookingsFlattened(t *testing.T) {
 		assert.Equal(t, it.Nights, r.Nights)
 		assert.Equal(t, strings.Join(it.Tags, "; "), r.Tags)
 	}
+}
+
+func TestAnOperatorsEndpointWinsOverTheExamples(t *testing.T) {
+	eps := bookingtools.WithEndpoints([]ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}})
+	assert.Equal(t, []ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}}, eps)
+	assert.Equal(t, bookingtools.Endpoints(), bookingtools.WithEndpoints(nil))
 }
