@@ -23,14 +23,14 @@ import (
 
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/examples/corpus"
-	"github.com/ctxfit/ctxfit/internal/llmtest"
-	"github.com/ctxfit/ctxfit/internal/redistest"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/llmtest"
+	"github.com/ctxfit/ctxfit/internal/testing/redistest"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/openaifit"
 )
 
 // The tests of this file run examples/agent with a scripted provider
-// (internal/llmtest) and an MCP server of documents in this process, and
+// (internal/testing/llmtest) and an MCP server of documents in this process, and
 // talk to it over HTTP as its clients do. They need neither node nor a
 // model.
 

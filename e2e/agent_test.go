@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/llmtest"
+	"github.com/ctxfit/ctxfit/internal/testing/llmtest"
 )
 
 // Budget of the agent under test: a small window, so that a few file
@@ -26,7 +26,7 @@ const (
 )
 
 // TestTheOpenAIClientDrivesTheAgent runs examples/agent with the npm
-// server-filesystem over stdio and a scripted provider (internal/llmtest),
+// server-filesystem over stdio and a scripted provider (internal/testing/llmtest),
 // and drives it with the official openai npm client (e2e/ts/agent.test.mjs:
 // a session of file reads, a long history sent at once, an unknown
 // session, the rate limit). Then it checks what the provider got: every

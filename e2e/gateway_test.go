@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/examples/bookings"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
 // buildHTTPServer builds examples/httpserver once per run, beside the

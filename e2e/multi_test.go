@@ -16,7 +16,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/redistest"
+	"github.com/ctxfit/ctxfit/internal/testing/redistest"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 )

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
-	"github.com/ctxfit/ctxfit/internal/shapes"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/toon"
 )
 
@@ -37,7 +37,7 @@ type toonCase struct {
 
 // TestTheReferenceTOONImplementationReadsAndWritesWhatToonDoes runs
 // e2e/ts/toon.test.mjs over generated inputs: tables and trees of every
-// form (internal/shapes.Values), the example bookings as rows, page by
+// form (internal/testing/shapes.Values), the example bookings as rows, page by
 // page and whole, and as listed, and edge cases of numbers, strings and
 // keys. The JavaScript side checks that the reference decoders (v3 and v4)
 // read toon.Encode's output as JSON.parse reads the input; this side

@@ -16,7 +16,7 @@ import (
 	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
 // exampleGateway connects a client to a gateway built from

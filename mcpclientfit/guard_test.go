@@ -14,7 +14,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/examples/corpus"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/store"
 )

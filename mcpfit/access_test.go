@@ -11,7 +11,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry"
 )

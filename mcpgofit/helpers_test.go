@@ -18,8 +18,8 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/examples/corpus"
-	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 // exampleAPI serves the example API and its OpenAPI document (the one
