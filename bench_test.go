@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/contbench"
+	"github.com/ctxfit/ctxfit/internal/testing/contbench"
 )
 
 // The engine's benchmarks compare, in one run, what shaping costs with a

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	rebuild "github.com/ctxfit/ctxfit/internal/follow"
-	"github.com/ctxfit/ctxfit/internal/shapes"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	rebuild "github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/summary"
 	"github.com/ctxfit/ctxfit/telemetry"
 )

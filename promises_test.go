@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	rebuild "github.com/ctxfit/ctxfit/internal/follow"
-	"github.com/ctxfit/ctxfit/internal/shapes"
+	rebuild "github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/summary"
 )
 

@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/toon"
 )
 
 func TestTOONPagesHoldMoreItemsAndDecodeToExactlyTheItems(t *testing.T) {
-	body, err := json.Marshal(exampletools.BookingRows(""))
+	body, err := json.Marshal(bookingtools.BookingRows(""))
 	require.NoError(t, err)
 	var want []any
 	require.NoError(t, json.Unmarshal(body, &want))

@@ -3,7 +3,7 @@ package cache_test
 import (
 	"time"
 
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 )
 
 // clock is a settable clock for tests.

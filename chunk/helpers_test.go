@@ -10,7 +10,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 )
 
 // testSecret is a fixed 32-byte key; tests never use it for anything else.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 // within bounds how long a test waits for a reload. The design figure is

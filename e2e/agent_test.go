@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/llmtest"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/llmtest"
 )
 
 // Budget of the agent under test: a small window, so that a few file
@@ -27,7 +26,7 @@ const (
 )
 
 // TestTheOpenAIClientDrivesTheAgent runs examples/agent with the npm
-// server-filesystem over stdio and a scripted provider (internal/llmtest),
+// server-filesystem over stdio and a scripted provider (internal/testing/llmtest),
 // and drives it with the official openai npm client (e2e/ts/agent.test.mjs:
 // a session of file reads, a long history sent at once, an unknown
 // session, the rate limit). Then it checks what the provider got: every
@@ -43,7 +42,6 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json"))
 	require.NoError(t, err, "the openai client is missing: run (cd e2e/ts && npm ci --no-audit --no-fund), as test.sh does")
-	bins := binaries(t)
 	fixtures := t.TempDir()
 	writeFixtures(t, fixtures)
 
@@ -58,39 +56,10 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins["agent"], "-listen", "127.0.0.1:0", "-provider", provider.URL, "-model", "scripted",
+	url, logs := runAgent(ctx, t, append(cleanEnv(), "CTXFIT_THRESHOLD=800", "CTXFIT_HARD_CAP=1500"),
+		"-provider", provider.URL, "-model", "scripted",
 		"-mcp", "files=stdio:"+filepath.Join(bin, "mcp-server-filesystem")+" "+fixtures,
 		"-context-tokens", "7000", "-reply-tokens", "1000", "-rate", "0.0001", "-rate-key", "X-Client-ID", "-log-arguments")
-	cmd.Env = append(cleanEnv(), "CTXFIT_THRESHOLD=800", "CTXFIT_HARD_CAP=1500")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	logs := &syncbuf.Buffer{}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			logs.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, URL string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "agent: serving" {
-				ready <- line.URL
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agent stderr:\n%s", logs)
-		}
-	})
-	var url string
-	select {
-	case url = <-ready:
-	case <-ctx.Done():
-		t.Fatalf("the agent did not start:\n%s", logs)
-	}
 
 	run := exec.CommandContext(ctx, node, "--test", "agent.test.mjs")
 	run.Dir = dir

@@ -20,10 +20,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/mcpgoclientfit"
 	"github.com/ctxfit/ctxfit/store"

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/examples/bookings"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
 // buildHTTPServer builds examples/httpserver once per run, beside the
@@ -107,9 +107,9 @@ func TestGatewayServesTheExampleHTTPServerFromItsOwnDocument(t *testing.T) {
 		}
 		args = map[string]any{"cursor": *page.NextCursor}
 	}
-	var got []exampleapi.Booking
+	var got []bookings.Booking
 	require.NoError(t, json.Unmarshal(mustMarshal(t, all), &got))
-	assert.Equal(t, exampleapi.Bookings(), got, "every booking, once, in order")
+	assert.Equal(t, bookings.Bookings(), got, "every booking, once, in order")
 
 	t.Run("invalid arguments are refused before the call", func(t *testing.T) {
 		res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "42"})

@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
-	"github.com/ctxfit/ctxfit/internal/redistest"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/redistest"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 // proxyInstance runs `ctxfit proxy -- mcpserver -raw` over stdio with the

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
-	"github.com/ctxfit/ctxfit/internal/redistest"
+	"github.com/ctxfit/ctxfit/internal/testing/redistest"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 )
@@ -31,11 +31,11 @@ const (
 // and returns its base URL. A /small route answers a tiny JSON object.
 func instance(t *testing.T, cfg ctxfit.Config, st store.Store) string {
 	t.Helper()
-	cfg.Endpoints = exampleapi.Config().Endpoints
+	cfg.Endpoints = bookings.Config().Endpoints
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
-	mux := exampleapi.Handler()
+	mux := bookings.Handler()
 	mux.HandleFunc("GET /small", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
@@ -109,7 +109,7 @@ func allPages(t *testing.T, bases ...string) []string {
 
 func wantIDs() []string {
 	var ids []string
-	for _, b := range exampleapi.Bookings() {
+	for _, b := range bookings.Bookings() {
 		ids = append(ids, b.ID)
 	}
 	return ids
@@ -154,7 +154,7 @@ func TestInstancesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 				break
 			}
 		}
-		want, _ := exampleapi.Log("app")
+		want, _ := bookings.Log("app")
 		assert.Equal(t, want, got.String())
 	})
 

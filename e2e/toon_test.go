@@ -19,9 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
-	"github.com/ctxfit/ctxfit/internal/shapes"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/toon"
 )
 
@@ -37,7 +37,7 @@ type toonCase struct {
 
 // TestTheReferenceTOONImplementationReadsAndWritesWhatToonDoes runs
 // e2e/ts/toon.test.mjs over generated inputs: tables and trees of every
-// form (internal/shapes.Values), the example bookings as rows, page by
+// form (internal/testing/shapes.Values), the example bookings as rows, page by
 // page and whole, and as listed, and edge cases of numbers, strings and
 // keys. The JavaScript side checks that the reference decoders (v3 and v4)
 // read toon.Encode's output as JSON.parse reads the input; this side
@@ -132,7 +132,7 @@ func toonCases(t *testing.T) []toonCase {
 		add(fmt.Sprintf("tree %d", seed), shapes.Values{R: r, Float64Exact: seed%4 != 0}.Tree(200+r.IntN(3000)))
 	}
 
-	rows := exampletools.BookingRows("")
+	rows := bookingtools.BookingRows("")
 	for p := 0; p < len(rows); p += 50 {
 		b, err := json.Marshal(rows[p : p+50])
 		require.NoError(t, err)
@@ -141,10 +141,10 @@ func toonCases(t *testing.T) []toonCase {
 	b, err := json.Marshal(rows)
 	require.NoError(t, err)
 	add("all 500 bookings as rows", b)
-	b, err = json.Marshal(exampletools.ListBookings(""))
+	b, err = json.Marshal(bookingtools.ListBookings(""))
 	require.NoError(t, err)
 	add("all 500 bookings as listed (tags a list)", b)
-	b, err = json.Marshal(map[string]any{"query": "", "total": 3, "results": exampletools.BookingRows("")[:3]})
+	b, err = json.Marshal(map[string]any{"query": "", "total": 3, "results": bookingtools.BookingRows("")[:3]})
 	require.NoError(t, err)
 	add("a search result: fields beside a table", b)
 

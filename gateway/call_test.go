@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
 const order = `{"id":"o1","customer":"Ada","lines":[{"sku":"ABC-1","quantity":2}],"total":{"amount":12.5,"currency":"EUR"}}`

@@ -13,19 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
 // exampleGateway connects a client to a gateway built from
 // examples/httpserver's OpenAPI document in front of the bare example API
-// (exampleapi.Handler, without ctxfit's HTTP middleware, and the
+// (bookings.Handler, without ctxfit's HTTP middleware, and the
 // example's /healthz), so that the gateway's guard is the one that shapes.
 func exampleGateway(t *testing.T, cfg ctxfit.Config) (*gateway.Gateway, *mcp.ClientSession) {
 	t.Helper()
-	mux := exampleapi.Handler()
+	mux := bookings.Handler()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
@@ -55,14 +55,14 @@ func TestTheExampleAPIBecomesGuardedTools(t *testing.T) {
 	t.Run("the list comes in pages within the hard cap that add up to the whole list", func(t *testing.T) {
 		results := mcptest.Follow(t, cs, "listBookings", map[string]any{}, hardCap)
 		require.Greater(t, len(results), 1, "500 bookings do not fit one result")
-		whole, err := json.Marshal(exampleapi.Bookings())
+		whole, err := json.Marshal(bookings.Bookings())
 		require.NoError(t, err)
 		assert.JSONEq(t, string(whole), mcptest.JoinItems(t, mcptest.Bodies(t, results), "items"))
 	})
 
 	t.Run("a filter is a query parameter", func(t *testing.T) {
 		results := mcptest.Follow(t, cs, "listBookings", map[string]any{"status": "pending", "order": "created_desc"}, hardCap)
-		want, ok := exampleapi.Filter("pending", "created_desc")
+		want, ok := bookings.Filter("pending", "created_desc")
 		require.True(t, ok)
 		whole, err := json.Marshal(want)
 		require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestTheExampleAPIBecomesGuardedTools(t *testing.T) {
 	t.Run("the log comes in chunks that rebuild it byte for byte", func(t *testing.T) {
 		results := mcptest.Follow(t, cs, "getLog", map[string]any{"name": "app"}, hardCap)
 		require.Greater(t, len(results), 1)
-		text, ok := exampleapi.Log("app")
+		text, ok := bookings.Log("app")
 		require.True(t, ok)
 		assert.Equal(t, text, mcptest.JoinChunks(t, mcptest.Bodies(t, results)))
 	})
@@ -80,7 +80,7 @@ func TestTheExampleAPIBecomesGuardedTools(t *testing.T) {
 	t.Run("a booking under the threshold passes through untouched", func(t *testing.T) {
 		res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
 		require.False(t, res.IsError)
-		d, ok := exampleapi.Detail("BK00042")
+		d, ok := bookings.Detail("BK00042")
 		require.True(t, ok)
 		whole, err := json.Marshal(d)
 		require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestASummarizedBookingLeadsToItsDetails(t *testing.T) {
 	require.NotEmpty(t, cursor)
 	details := mcptest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": cursor, "fields": "policies"})
 	require.False(t, details.IsError, mcptest.Texts(t, details))
-	d, _ := exampleapi.Detail("BK00042")
+	d, _ := bookings.Detail("BK00042")
 	assert.Contains(t, mcptest.Texts(t, details)[0], d["policies"].(map[string]any)["cancellation"].(string))
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 )
 
 // cachedAPI is a handler behind the middleware with a response cache, served

@@ -21,9 +21,9 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/follow"
-	"github.com/ctxfit/ctxfit/internal/shapes"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 )
 
 // TestEveryShapeKeepsBothPromisesOverHTTP serves generated responses of

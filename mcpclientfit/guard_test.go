@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/store"
 )
@@ -68,10 +68,10 @@ func newServer(t *testing.T) *server {
 		return text(string(b))
 	}
 	mcp.AddTool(s.Server, &mcp.Tool{Name: "list_bookings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return asJSON(exampletools.ListBookings("")), nil, nil
+		return asJSON(bookingtools.ListBookings("")), nil, nil
 	})
 	mcp.AddTool(s.Server, &mcp.Tool{Name: "get_booking"}, func(_ context.Context, _ *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, any, error) {
-		b, err := exampletools.GetBooking(in.ID)
+		b, err := bookingtools.GetBooking(in.ID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -82,8 +82,8 @@ func newServer(t *testing.T) *server {
 	mcp.AddTool(s.Server, &mcp.Tool{Name: "read_log", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(shortLog), nil, nil
 	})
-	mcp.AddTool(s.Server, &mcp.Tool{Name: "search_bookings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, exampletools.SearchResult, error) {
-		return nil, exampletools.SearchBookings("", 400), nil
+	mcp.AddTool(s.Server, &mcp.Tool{Name: "search_bookings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, bookingtools.SearchResult, error) {
+		return nil, bookingtools.SearchBookings("", 400), nil
 	})
 	mcp.AddTool(s.Server, &mcp.Tool{Name: "small"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a small result"}}, Meta: mcp.Meta{"tool/own": "kept"}}, nil, nil

@@ -14,9 +14,9 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/conversation"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/follow"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/store"
 )

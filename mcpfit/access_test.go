@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -26,7 +26,7 @@ func TestNoContinuationToolRunsAToolTheServerForbade(t *testing.T) {
 	mcp.AddTool(s, &mcp.Tool{Name: "admin_tool", Annotations: readOnly},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			ran++
-			b, _ := exampletools.GetBooking("BK00001")
+			b, _ := bookingtools.GetBooking("BK00001")
 			return jsonResult(b)
 		})
 	require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{Mode: ctxfit.ModeReplay, Threshold: 2000}), nil))

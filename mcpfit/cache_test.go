@@ -15,9 +15,9 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
@@ -42,11 +42,11 @@ func newCountedServer(t *testing.T, mode string) *countedServer {
 	s := mcp.NewServer(&mcp.Implementation{Name: "cached", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
 		c.calls["list_bookings"].Add(1)
-		return jsonResult(exampletools.ListBookings(in.Status))
+		return jsonResult(bookingtools.ListBookings(in.Status))
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, bookingtools.SearchResult, error) {
 		c.calls["search_bookings"].Add(1)
-		return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
+		return nil, bookingtools.SearchBookings(in.Query, in.Limit), nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		c.calls["fail"].Add(1)
@@ -61,7 +61,7 @@ func newCountedServer(t *testing.T, mode string) *countedServer {
 	mcp.AddTool(s, &mcp.Tool{Name: "create_report", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)}},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			c.calls["create_report"].Add(1)
-			return jsonResult(exampletools.ListBookings(""))
+			return jsonResult(bookingtools.ListBookings(""))
 		})
 	g, err := ctxfit.New(&ctxfit.Options{
 		Config: ctxfit.Config{Secret: testSecret, Mode: mode},

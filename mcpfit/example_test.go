@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -19,7 +19,7 @@ func ExampleInstall() {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bookings", Version: "1.0.0"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "list_bookings", Description: "List all bookings."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-			b, err := json.Marshal(exampletools.ListBookings(""))
+			b, err := json.Marshal(bookingtools.ListBookings(""))
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, err
 		})
 

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -24,7 +24,7 @@ func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 			cursor := mcptest.NextCursor(log)
 			require.NotEmpty(t, cursor, "the log is chunked")
 
-			testLog, err := exampletools.ReadLog("")
+			testLog, err := bookingtools.ReadLog("")
 			require.NoError(t, err)
 			want := 0
 			for _, line := range strings.Split(testLog, "\n") {
@@ -58,7 +58,7 @@ func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 				"expression": `[.[] | select(.status == "confirmed")] | length`})
 			require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
 			confirmed := 0
-			for _, b := range exampletools.ListBookings("") {
+			for _, b := range bookingtools.ListBookings("") {
 				if b.Status == "confirmed" {
 					confirmed++
 				}
@@ -102,7 +102,7 @@ func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
 			require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{Mode: mode}), nil))
 			cs := connect(t, s)
 
-			testLog, err := exampletools.ReadLog("")
+			testLog, err := bookingtools.ReadLog("")
 			require.NoError(t, err)
 			res := mcptest.Call(t, cs, "read_log", nil)
 			require.NotEmpty(t, mcptest.NextCursor(res), "the log is chunked")

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -46,24 +46,24 @@ func toolMeta() mcp.Meta { return mcp.Meta{"example/tool": "kept"} }
 // and two for edge cases.
 func addTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
-		return jsonResult(exampletools.ListBookings(in.Status))
+		return jsonResult(bookingtools.ListBookings(in.Status))
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "get_booking", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, any, error) {
-		b, err := exampletools.GetBooking(in.ID)
+		b, err := bookingtools.GetBooking(in.ID)
 		if err != nil {
 			return nil, nil, err
 		}
 		return jsonResult(b)
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "read_log", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in logInput) (*mcp.CallToolResult, any, error) {
-		text, err := exampletools.ReadLog(in.Name)
+		text, err := bookingtools.ReadLog(in.Name)
 		if err != nil {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: toolMeta()}, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
-		return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
+	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, bookingtools.SearchResult, error) {
+		return nil, bookingtools.SearchBookings(in.Query, in.Limit), nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "read_short_log", Annotations: readOnly}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: shortLog}}, Meta: toolMeta()}, nil, nil

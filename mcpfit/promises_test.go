@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
-	"github.com/ctxfit/ctxfit/internal/shapes"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 

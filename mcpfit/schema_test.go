@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -47,15 +47,15 @@ func asInstance(t *testing.T, v any) any {
 }
 
 func TestToolsListRewritesTheOutputSchemaSoShapedResultsValidate(t *testing.T) {
-	own, err := jsonschema.For[exampletools.SearchResult](nil)
+	own, err := jsonschema.For[bookingtools.SearchResult](nil)
 	require.NoError(t, err)
 	before := string(mustJSON(t, own))
 
 	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
 	addTools(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "search_own_schema", OutputSchema: own},
-		func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
-			return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
+		func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, bookingtools.SearchResult, error) {
+			return nil, bookingtools.SearchBookings(in.Query, in.Limit), nil
 		})
 	require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{}), nil))
 	cs := connect(t, s)

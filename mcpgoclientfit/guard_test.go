@@ -18,8 +18,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/conversation"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/follow"
+	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/mcpgoclientfit"
 	"github.com/ctxfit/ctxfit/store"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
@@ -29,7 +29,7 @@ func cachedServer(t *testing.T, mode string, ann ...mcp.ToolOption) (*client.Cli
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			status := req.GetString("status", "")
 			calls[status]++
-			b, err := json.Marshal(exampletools.ListBookings(status))
+			b, err := json.Marshal(bookingtools.ListBookings(status))
 			if err != nil {
 				return nil, err
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -24,7 +24,7 @@ func ExampleInstall() {
 	s := server.NewMCPServer("bookings", "1.0.0")
 	s.AddTool(mcp.NewTool("list_bookings", mcp.WithDescription("List the bookings.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			b, err := json.Marshal(exampletools.ListBookings(""))
+			b, err := json.Marshal(bookingtools.ListBookings(""))
 			if err != nil {
 				return nil, err
 			}

@@ -16,10 +16,10 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
-	"github.com/ctxfit/ctxfit/internal/follow"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -57,11 +57,11 @@ func addTools(s *server.MCPServer) calls {
 	}
 	s.AddTool(mcp.NewTool("list_bookings", mcp.WithString("status"), readOnly),
 		counted("list_bookings", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return jsonResult(exampletools.ListBookings(req.GetString("status", "")))
+			return jsonResult(bookingtools.ListBookings(req.GetString("status", "")))
 		}))
 	s.AddTool(mcp.NewTool("get_booking", mcp.WithString("id", mcp.Required()), readOnly),
 		counted("get_booking", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			b, err := exampletools.GetBooking(req.GetString("id", ""))
+			b, err := bookingtools.GetBooking(req.GetString("id", ""))
 			if err != nil {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
@@ -69,7 +69,7 @@ func addTools(s *server.MCPServer) calls {
 		}))
 	s.AddTool(mcp.NewTool("read_log", mcp.WithString("name"), readOnly),
 		counted("read_log", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if name := req.GetString("name", ""); name != "" && name != exampletools.LogName {
+			if name := req.GetString("name", ""); name != "" && name != bookingtools.LogName {
 				return mcp.NewToolResultError("no log named " + name), nil
 			}
 			res := mcp.NewToolResultText(testLog)
@@ -77,9 +77,9 @@ func addTools(s *server.MCPServer) calls {
 			return res, nil
 		}))
 	s.AddTool(mcp.NewTool("search_bookings", mcp.WithString("query", mcp.Required()), mcp.WithNumber("limit"), readOnly,
-		mcp.WithOutputSchema[exampletools.SearchResult]()),
+		mcp.WithOutputSchema[bookingtools.SearchResult]()),
 		counted("search_bookings", func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultStructuredOnly(exampletools.SearchBookings(req.GetString("query", ""), req.GetInt("limit", 0))), nil
+			return mcp.NewToolResultStructuredOnly(bookingtools.SearchBookings(req.GetString("query", ""), req.GetInt("limit", 0))), nil
 		}))
 	s.AddTool(mcp.NewTool("big_image", readOnly),
 		counted("big_image", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {

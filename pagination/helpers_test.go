@@ -9,7 +9,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/cursor"
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 	"github.com/ctxfit/ctxfit/pagination"
 )
 

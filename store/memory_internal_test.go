@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 )
 
 // The bookkeeping of claims, subjects and heaps holds after any sequence of

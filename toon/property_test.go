@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/internal/rawjson"
-	"github.com/ctxfit/ctxfit/internal/shapes"
+	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/toon"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/toon"
 )
 
@@ -22,7 +22,7 @@ func tokens(tb testing.TB, text []byte) int {
 }
 
 // TestTheBookingsCostAQuarterFewerTokensPerItemAsTOON measures the example
-// bookings of the MCP example servers (exampletools, 500 of them) as the
+// bookings of the MCP example servers (bookingtools, 500 of them) as the
 // servers send them (compact JSON) and as TOON, by exact o200k_base count:
 // flattened to rows (tags joined), TOON must take at least 25% fewer tokens
 // per booking, so that a page of the same budget holds a third more. The
@@ -30,11 +30,11 @@ func tokens(tb testing.TB, text []byte) int {
 //
 //	go test ./toon -run TokensPerItem -v
 func TestTheBookingsCostAQuarterFewerTokensPerItemAsTOON(t *testing.T) {
-	rows, err := json.Marshal(exampletools.BookingRows(""))
+	rows, err := json.Marshal(bookingtools.BookingRows(""))
 	require.NoError(t, err)
-	lists, err := json.Marshal(exampletools.ListBookings(""))
+	lists, err := json.Marshal(bookingtools.ListBookings(""))
 	require.NoError(t, err)
-	n := exampletools.BookingCount
+	n := bookingtools.BookingCount
 
 	type measure struct {
 		name       string
@@ -66,7 +66,7 @@ func TestTheBookingsCostAQuarterFewerTokensPerItemAsTOON(t *testing.T) {
 // BenchmarkEncode encodes the first n bookings (flattened rows) and reports
 // the tokens per booking of the JSON and of the TOON.
 func BenchmarkEncode(b *testing.B) {
-	all := exampletools.BookingRows("")
+	all := bookingtools.BookingRows("")
 	for _, n := range []int{10, 100, 500} {
 		data, err := json.Marshal(all[:n])
 		require.NoError(b, err)
@@ -88,7 +88,7 @@ func BenchmarkEncode(b *testing.B) {
 
 // BenchmarkDecode decodes the TOON of the first n bookings.
 func BenchmarkDecode(b *testing.B) {
-	all := exampletools.BookingRows("")
+	all := bookingtools.BookingRows("")
 	for _, n := range []int{10, 100, 500} {
 		data, err := json.Marshal(all[:n])
 		require.NoError(b, err)

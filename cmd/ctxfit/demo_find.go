@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 )
 
 // addFindTools adds the tools demoFind asks questions of: read_log serves
@@ -108,7 +108,7 @@ func demoFind(ctx context.Context, w io.Writer, counter budget.Counter, cs *mcp.
 	// Question 2: how many bookings are confirmed? Paging reads every
 	// page and counts.
 	confirmed := 0
-	for _, b := range exampletools.ListBookings("") {
+	for _, b := range bookingtools.ListBookings("") {
 		if b.Status == "confirmed" {
 			confirmed++
 		}

@@ -15,21 +15,21 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
 )
 
 // demoHTTP runs the example bookings API behind httpfit on a loopback
 // listener and walks one request of each kind, printing tokens before (the
 // bare handler's response) and after (what the middleware sent).
 func demoHTTP(w io.Writer, counter budget.Counter) error {
-	g, err := ctxfit.New(&ctxfit.Options{Config: exampleapi.Config(), Counter: counter,
+	g, err := ctxfit.New(&ctxfit.Options{Config: bookings.Config(), Counter: counter,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	raw := exampleapi.Handler()
+	raw := bookings.Handler()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -24,7 +24,7 @@ func demoMCP(w io.Writer, counter budget.Counter) error {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bookings", Version: "1.0.0"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "list_bookings", Description: "List the bookings."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-			b, err := json.Marshal(exampletools.ListBookings(""))
+			b, err := json.Marshal(bookingtools.ListBookings(""))
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, err
 		})
 	log := demoLog()
@@ -49,7 +49,7 @@ func demoMCP(w io.Writer, counter budget.Counter) error {
 	}
 	defer cs.Close()
 
-	rawBytes, err := json.Marshal(exampletools.ListBookings(""))
+	rawBytes, err := json.Marshal(bookingtools.ListBookings(""))
 	if err != nil {
 		return err
 	}

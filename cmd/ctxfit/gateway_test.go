@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 // exampleAPI serves the example API and its OpenAPI document (the one
@@ -27,7 +27,7 @@ func exampleAPI(t *testing.T) (*httptest.Server, func() string) {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "examples", "httpserver", "openapi.json"))
 	require.NoError(t, err)
-	api := exampleapi.Handler()
+	api := bookings.Handler()
 	auth := make(chan string, 100)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/syncbuf"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 // This test binary doubles as a tiny upstream MCP server when run with

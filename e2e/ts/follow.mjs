@@ -4,7 +4,7 @@
 // the raw text of the shaped bodies (items, members and string chunks are
 // the original's characters; lead and tail give back the white space), so
 // the result can be compared character for character with what the server
-// sent. It is the JavaScript twin of internal/follow.
+// sent. It is the JavaScript twin of internal/testing/follow.
 
 // valueEnd returns the index just past the JSON value that starts at i.
 export function valueEnd(s, i) {

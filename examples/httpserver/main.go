@@ -16,7 +16,7 @@
 //
 // Routes:
 //
-//	/api/v1/...    the API of internal/exampleapi, behind httpfit.Middleware
+//	/api/v1/...    the API of examples/bookings, behind httpfit.Middleware
 //	/debug/ctxfit  httpfit.HealthHandler over a telemetry.Aggregate: the
 //	               status (ok or degraded) and summaries of the traffic
 //	/metrics       OpenTelemetry metrics (telemetry/otelsink) through the
@@ -34,7 +34,7 @@
 //
 // Settings come from the CTXFIT_* environment variables and the file named
 // by CTXFIT_CONFIG (package config), laid over the example's endpoint
-// settings (exampleapi.Config: the detail endpoint has a threshold of 2,000
+// settings (bookings.Config: the detail endpoint has a threshold of 2,000
 // tokens, so a booking of about 3,200 tokens is summarized). Set
 // CTXFIT_SECRET to a random string of 32 bytes or more to keep cursors valid
 // across restarts, and CTXFIT_REDIS_URL (redis://host:port/db) to share
@@ -64,8 +64,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/httpfit"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -159,7 +159,7 @@ func loadConfig(getenv func(string) string) (ctxfit.Config, error) {
 
 func withExampleEndpoints(cfg ctxfit.Config) ctxfit.Config {
 	cfg.Endpoints = slices.Clone(cfg.Endpoints)
-	for _, ep := range exampleapi.Config().Endpoints {
+	for _, ep := range bookings.Config().Endpoints {
 		if !slices.ContainsFunc(cfg.Endpoints, func(e ctxfit.Endpoint) bool { return e.Match == ep.Match }) {
 			cfg.Endpoints = append(cfg.Endpoints, ep)
 		}
@@ -214,9 +214,9 @@ func newServer(cfg ctxfit.Config, logger *slog.Logger) (*server, error) {
 
 	mux := http.NewServeMux()
 	if serveRaw {
-		mux.Handle("/api/", exampleapi.Handler())
+		mux.Handle("/api/", bookings.Handler())
 	} else {
-		mux.Handle("/api/", httpfit.Middleware(guard, nil)(exampleapi.Handler()))
+		mux.Handle("/api/", httpfit.Middleware(guard, nil)(bookings.Handler()))
 	}
 	mux.Handle("GET /debug/ctxfit", httpfit.HealthHandler(aggregate))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -65,7 +65,7 @@ func get(t *testing.T, ts *httptest.Server, target string) (*http.Response, []by
 func raw(t *testing.T, target string) []byte {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	exampleapi.Handler().ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	bookings.Handler().ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 	return rec.Body.Bytes()
 }
@@ -83,9 +83,9 @@ func withCursor(target, cursor string) string {
 
 // pageThrough follows nextCursor from target to the end and returns every
 // item, failing if a page is not a shaped page.
-func pageThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.Booking {
+func pageThrough(t *testing.T, ts *httptest.Server, target string) []bookings.Booking {
 	t.Helper()
-	var all []exampleapi.Booking
+	var all []bookings.Booking
 	cursor := ""
 	for n := 0; ; n++ {
 		require.Less(t, n, 200, "too many pages")
@@ -94,8 +94,8 @@ func pageThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.
 		require.Equal(t, "pagination", resp.Header.Get("Ctxfit-Strategy"))
 		require.EqualValues(t, len(body), resp.ContentLength)
 		var p struct {
-			Items      []exampleapi.Booking `json:"items"`
-			NextCursor string               `json:"nextCursor"`
+			Items      []bookings.Booking `json:"items"`
+			NextCursor string             `json:"nextCursor"`
 			Meta       struct {
 				EstimatedTokens int `json:"estimatedTokens"`
 			} `json:"meta"`
@@ -111,9 +111,9 @@ func pageThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.
 
 // linkThrough follows the Link rel="next" headers from target to the end
 // and returns every item; it never builds a URL itself.
-func linkThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.Booking {
+func linkThrough(t *testing.T, ts *httptest.Server, target string) []bookings.Booking {
 	t.Helper()
-	var all []exampleapi.Booking
+	var all []bookings.Booking
 	next := ts.URL + target
 	for n := 0; next != ""; n++ {
 		require.Less(t, n, 200, "too many pages")
@@ -124,7 +124,7 @@ func linkThrough(t *testing.T, ts *httptest.Server, target string) []exampleapi.
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 		var p struct {
-			Items []exampleapi.Booking `json:"items"`
+			Items []bookings.Booking `json:"items"`
 		}
 		require.NoError(t, json.Unmarshal(body, &p))
 		all = append(all, p.Items...)
@@ -147,7 +147,7 @@ func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var want []exampleapi.Booking
+			var want []bookings.Booking
 			require.NoError(t, json.Unmarshal(raw(t, tt.target), &want))
 			got := pageThrough(t, ts, tt.target)
 			assert.Equal(t, want, got)
@@ -155,7 +155,7 @@ func TestPagingThroughTheBookingsGivesEachExactlyOnce(t *testing.T) {
 		})
 	}
 	t.Run("all 500 are there", func(t *testing.T) {
-		assert.Len(t, pageThrough(t, ts, "/api/v1/bookings"), exampleapi.BookingCount)
+		assert.Len(t, pageThrough(t, ts, "/api/v1/bookings"), bookings.BookingCount)
 	})
 }
 
@@ -287,8 +287,8 @@ func TestTheReportAndMetricsReflectTheTraffic(t *testing.T) {
 		return report.Totals.Count >= 2
 	}, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, telemetry.StatusOK, report.Status)
-	assert.Equal(t, 1, report.Endpoints[exampleapi.ListPattern].Count)
-	assert.Equal(t, 1, report.Endpoints[exampleapi.DetailPattern].Count)
+	assert.Equal(t, 1, report.Endpoints[bookings.ListPattern].Count)
+	assert.Equal(t, 1, report.Endpoints[bookings.DetailPattern].Count)
 	assert.Positive(t, report.Totals.TokensSaved)
 
 	resp, body := get(t, ts, "/metrics")
@@ -305,7 +305,7 @@ func TestHealthzIsALivenessCheckThatComputesNothing(t *testing.T) {
 	// hard cap. The liveness check does not look at it.
 	for range telemetry.DefaultOversizeMinRecords {
 		require.NoError(t, s.aggregate.Record(context.Background(), telemetry.Record{
-			Endpoint: exampleapi.ListPattern, Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeOversize,
+			Endpoint: bookings.ListPattern, Strategy: telemetry.StrategyPagination, Outcome: telemetry.OutcomeOversize,
 			TokensBefore: 90000, TokensAfter: 3900, HardCap: 12000}))
 	}
 	resp, body := get(t, ts, "/debug/ctxfit")
@@ -350,8 +350,8 @@ func TestLoadConfigLaysTheEnvironmentOverTheExampleSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3000, cfg.Threshold)
 	require.Len(t, cfg.Endpoints, 1)
-	assert.Equal(t, exampleapi.DetailPattern, cfg.Endpoints[0].Match)
-	assert.Equal(t, exampleapi.DetailThreshold, cfg.Endpoints[0].Threshold)
+	assert.Equal(t, bookings.DetailPattern, cfg.Endpoints[0].Match)
+	assert.Equal(t, bookings.DetailThreshold, cfg.Endpoints[0].Threshold)
 
 	env["CTXFIT_THRESHOLD"] = "many"
 	_, err = loadConfig(func(k string) string { return env[k] })
@@ -458,7 +458,7 @@ func TestSearchAndQueryAnswerInOneRequest(t *testing.T) {
 		assert.Equal(t, lines[m.Line-1], m.Text, "each match with its line number")
 	}
 
-	var bookings []exampleapi.Booking
+	var bookings []bookings.Booking
 	require.NoError(t, json.Unmarshal(raw(t, "/api/v1/bookings"), &bookings))
 	cancelled := 0
 	for _, b := range bookings {

@@ -7,7 +7,7 @@ import (
 )
 
 // openAPIDocument is the OpenAPI 3.1 description of the routes this server
-// serves: internal/exampleapi's API as ctxfit shapes it, and /healthz. It
+// serves: the API of package bookings as ctxfit shapes it, and /healthz. It
 // is written by hand; openapi_test.go checks it against the routes.
 //
 //go:embed openapi.json

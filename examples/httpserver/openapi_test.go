@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
 )
 
 // responseSchema compiles the schema at pointer (e.g.
@@ -88,6 +88,6 @@ func TestTheServerDescribesItsOwnAPIAtOpenAPIJSON(t *testing.T) {
 	}
 
 	t.Run("the statuses are the API's", func(t *testing.T) {
-		assert.Contains(t, string(doc), `"enum": ["`+strings.Join(exampleapi.Statuses, `", "`)+`"]`)
+		assert.Contains(t, string(doc), `"enum": ["`+strings.Join(bookings.Statuses, `", "`)+`"]`)
 	})
 }

@@ -41,7 +41,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -96,7 +96,7 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*serv
 	if raw {
 		return s, func() error { return nil }, nil
 	}
-	g, closeGuard, err := exampletools.Guard(getenv, logger)
+	g, closeGuard, err := bookingtools.Guard(getenv, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,14 +129,14 @@ type searchInput struct {
 func addTools(s *server.MCPServer) {
 	readOnly := mcp.WithReadOnlyHintAnnotation(true)
 	s.AddTool(mcp.NewTool("list_bookings", mcp.WithDescription("List the bookings (500 of them), optionally by status."), readOnly,
-		mcp.WithString("status", mcp.Description("only bookings with this status: "+strings.Join(exampletools.Statuses, ", ")+"; empty for all"))),
+		mcp.WithString("status", mcp.Description("only bookings with this status: "+strings.Join(bookingtools.Statuses, ", ")+"; empty for all"))),
 		mcp.NewTypedToolHandler(func(_ context.Context, _ mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, error) {
-			return jsonResult(exampletools.ListBookings(in.Status))
+			return jsonResult(bookingtools.ListBookings(in.Status))
 		}))
 	s.AddTool(mcp.NewTool("get_booking", mcp.WithDescription("Get every detail of one booking by id."), readOnly,
 		mcp.WithString("id", mcp.Required(), mcp.Description("the booking id, e.g. BK00001"))),
 		mcp.NewTypedToolHandler(func(_ context.Context, _ mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, error) {
-			b, err := exampletools.GetBooking(in.ID)
+			b, err := bookingtools.GetBooking(in.ID)
 			if err != nil {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
@@ -145,7 +145,7 @@ func addTools(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("read_log", mcp.WithDescription("Read the application log (app.log)."), readOnly,
 		mcp.WithString("name", mcp.Description("the log to read; empty means app.log"))),
 		mcp.NewTypedToolHandler(func(_ context.Context, _ mcp.CallToolRequest, in logInput) (*mcp.CallToolResult, error) {
-			text, err := exampletools.ReadLog(in.Name)
+			text, err := bookingtools.ReadLog(in.Name)
 			if err != nil {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
@@ -154,9 +154,9 @@ func addTools(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("search_bookings", mcp.WithDescription("Search the bookings; the result has an output schema."), readOnly,
 		mcp.WithString("query", mcp.Required(), mcp.Description("text to find in the id, status, guest name, email, notes or tags; empty matches all")),
 		mcp.WithNumber("limit", mcp.Description("the most results to return; 0 means all")),
-		mcp.WithOutputSchema[exampletools.SearchResult]()),
-		mcp.NewStructuredToolHandler(func(_ context.Context, _ mcp.CallToolRequest, in searchInput) (exampletools.SearchResult, error) {
-			return exampletools.SearchBookings(in.Query, in.Limit), nil
+		mcp.WithOutputSchema[bookingtools.SearchResult]()),
+		mcp.NewStructuredToolHandler(func(_ context.Context, _ mcp.CallToolRequest, in searchInput) (bookingtools.SearchResult, error) {
+			return bookingtools.SearchBookings(in.Query, in.Limit), nil
 		}))
 }
 

@@ -37,7 +37,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctxfit/ctxfit/internal/exampletools"
+	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 
@@ -94,7 +94,7 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*mcp.
 	if raw {
 		return server, func() error { return nil }, nil
 	}
-	g, closeGuard, err := exampletools.Guard(getenv, logger)
+	g, closeGuard, err := bookingtools.Guard(getenv, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,11 +126,11 @@ func addTools(s *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "list_bookings", Description: "List the bookings (500 of them), optionally by status.", Annotations: readOnly},
 		func(_ context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, any, error) {
-			return jsonResult(exampletools.ListBookings(in.Status))
+			return jsonResult(bookingtools.ListBookings(in.Status))
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "get_booking", Description: "Get every detail of one booking by id.", Annotations: readOnly},
 		func(_ context.Context, _ *mcp.CallToolRequest, in getInput) (*mcp.CallToolResult, any, error) {
-			b, err := exampletools.GetBooking(in.ID)
+			b, err := bookingtools.GetBooking(in.ID)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -138,15 +138,15 @@ func addTools(s *mcp.Server) {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "read_log", Description: "Read the application log (app.log).", Annotations: readOnly},
 		func(_ context.Context, _ *mcp.CallToolRequest, in logInput) (*mcp.CallToolResult, any, error) {
-			text, err := exampletools.ReadLog(in.Name)
+			text, err := bookingtools.ReadLog(in.Name)
 			if err != nil {
 				return nil, nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "search_bookings", Description: "Search the bookings; the result has an output schema.", Annotations: readOnly},
-		func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, exampletools.SearchResult, error) {
-			return nil, exampletools.SearchBookings(in.Query, in.Limit), nil
+		func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, bookingtools.SearchResult, error) {
+			return nil, bookingtools.SearchBookings(in.Query, in.Limit), nil
 		})
 }
 

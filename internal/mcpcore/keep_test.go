@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	"github.com/ctxfit/ctxfit/internal/follow"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
 )
 
 // next calls the continuation tool and returns the text of its first

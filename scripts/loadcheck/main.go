@@ -5,7 +5,7 @@
 //     (unfiltered in both orders, and filtered by status), page by page
 //     alternating between the -urls given (a cursor issued by A is followed
 //     on B), and checks that the walk returns exactly the bookings of
-//     exampleapi.Filter, in order: none lost, none twice;
+//     bookings.Filter, in order: none lost, none twice;
 //   - sends bad cursors (garbage and a tampered real one) and expects 400;
 //   - samples VmRSS of the -pids from /proc/PID/status and checks it stays
 //     under -rss-limit.
@@ -34,16 +34,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 )
 
 type variant struct{ status, order string }
 
 var variants = []variant{
 	{"", ""},
-	{"", exampleapi.OrderCreatedDesc},
+	{"", bookings.OrderCreatedDesc},
 	{"pending", ""},
-	{"cancelled", exampleapi.OrderCreatedDesc},
+	{"cancelled", bookings.OrderCreatedDesc},
 }
 
 type checker struct {
@@ -106,7 +106,7 @@ func (c *checker) walk(ctx context.Context, v variant, start int) error {
 	if v.order != "" {
 		q.Set("order", v.order)
 	}
-	want, _ := exampleapi.Filter(v.status, v.order)
+	want, _ := bookings.Filter(v.status, v.order)
 	var got []string
 	cursor := ""
 	for i := 0; ; i++ {
@@ -160,7 +160,7 @@ func (c *checker) walk(ctx context.Context, v variant, start int) error {
 	return nil
 }
 
-func (c *checker) compare(v variant, want []exampleapi.Booking, got []string) {
+func (c *checker) compare(v variant, want []bookings.Booking, got []string) {
 	seen := map[string]int{}
 	for _, id := range got {
 		seen[id]++

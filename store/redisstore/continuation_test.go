@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/contbench"
-	"github.com/ctxfit/ctxfit/internal/corpus"
-	rebuild "github.com/ctxfit/ctxfit/internal/follow"
-	"github.com/ctxfit/ctxfit/internal/redistest"
+	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/testing/contbench"
+	rebuild "github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/redistest"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 )
 

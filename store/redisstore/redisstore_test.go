@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/redistest"
+	"github.com/ctxfit/ctxfit/internal/testing/redistest"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 	"github.com/ctxfit/ctxfit/store/storetest"

@@ -1,7 +1,9 @@
-// Package exampleapi is the demo bookings API that ctxfit's examples, the
-// demo command and the MCP examples share: a small net/http API over
-// generated, deterministic data whose responses are too large for an LLM's
-// context window as they are.
+// Package bookings is demo data for ctxfit's examples: the bookings API that
+// examples/httpserver serves and the demo command and ctxfit's tests share, a
+// small net/http API over generated, deterministic data (package corpus)
+// whose responses are too large for an LLM's context window as they are. It
+// is not part of ctxfit's API; it is public so that the examples can be
+// copied out of the tree.
 //
 // Routes of [Handler]:
 //
@@ -15,7 +17,7 @@
 // The handlers know nothing of ctxfit: they answer with the whole data, as
 // an ordinary API does. [Config] holds the ctxfit settings the examples use
 // for these routes.
-package exampleapi
+package bookings
 
 import (
 	"encoding/json"
@@ -27,7 +29,7 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 )
 
 // Route patterns of [Handler], in net/http ServeMux syntax. They are also the

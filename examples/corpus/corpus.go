@@ -1,6 +1,12 @@
-// Package corpus generates deterministic text for tests, benchmarks and the
-// demo: JSON, prose and code of a requested size. The same size always gives
-// the same bytes.
+// Package corpus is demo data for ctxfit's examples: it generates
+// deterministic text of a requested size (JSON, prose, code, an application
+// log) and the records the examples serve (bookings, an animal record). The
+// same arguments always give the same bytes, so ctxfit's tests, benchmarks
+// and demo use it too.
+//
+// It is not part of ctxfit's API: it exists so that the programs under
+// examples/ use nothing but public packages and can be copied out of the
+// tree. Its functions are safe for concurrent use.
 package corpus
 
 import (
@@ -79,19 +85,31 @@ func Code(n int) string {
 	return b.String()
 }
 
-// Item is one record of the generated JSON list.
+// Item is one record of the generated JSON list: a booking as a list
+// shows it.
 type Item struct {
-	ID        string   `json:"id"`
-	Status    string   `json:"status"`
-	GuestName string   `json:"guestName"`
-	Email     string   `json:"email"`
-	CheckIn   string   `json:"checkInDate"`
-	CheckOut  string   `json:"checkOutDate"`
-	Total     float64  `json:"totalPrice"`
-	Currency  string   `json:"currency"`
-	Nights    int      `json:"nights"`
-	Notes     string   `json:"notes"`
-	Tags      []string `json:"tags"`
+	// ID is "BK" and the record's 1-based index in five digits: BK00001.
+	ID string `json:"id"`
+	// Status is one of confirmed, pending, cancelled, checked_in, completed.
+	Status string `json:"status"`
+	// GuestName is a first and a last name.
+	GuestName string `json:"guestName"`
+	// Email is the guest's address at example.com.
+	Email string `json:"email"`
+	// CheckIn is a date in 2026, YYYY-MM-DD.
+	CheckIn string `json:"checkInDate"`
+	// CheckOut is a date in 2026, YYYY-MM-DD.
+	CheckOut string `json:"checkOutDate"`
+	// Total is the price, with two decimals.
+	Total float64 `json:"totalPrice"`
+	// Currency is USD, EUR or GBP.
+	Currency string `json:"currency"`
+	// Nights is from 1 to 9.
+	Nights int `json:"nights"`
+	// Notes are up to 24 words, maybe none.
+	Notes string `json:"notes"`
+	// Tags are two words.
+	Tags []string `json:"tags"`
 }
 
 var (

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/internal/follow"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
 )
 
 // maxCalls bounds the calls of [Follow].

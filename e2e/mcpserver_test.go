@@ -1,14 +1,11 @@
-package main
+package e2e
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,51 +15,17 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
-// binary builds the example once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the example server")
-	}
-	bin := filepath.Join(t.TempDir(), "mcpserver")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
-}
-
-// serverEnv is the environment of the subprocess: no operator settings,
-// a fixed secret.
-func serverEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CTXFIT_") {
-			env = append(env, kv)
-		}
-	}
-	// A patient shaping time limit: a loaded machine must not turn a
-	// shape into a retryable error in a test of what is sent.
-	return append(env, "CTXFIT_SECRET=an end-to-end secret of 32 bytes or more", "CTXFIT_SHAPE_TIMEOUT=1m", "CTXFIT_ADMISSION_WAIT=1m")
-}
-
-// start runs the example as a stdio subprocess and connects to it.
-func start(t *testing.T, bin string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = serverEnv()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func TestTheExampleOverStdioLosesNothingAndStaysUnderTheHardCap(t *testing.T) {
-	bin := binary(t)
-	guarded := mcptest.Session{T: t, CS: start(t, bin)}
-	raw := mcptest.Session{T: t, CS: start(t, bin, "-raw")}
+// TestTheMCPServerExampleOverStdioLosesNothingAndStaysUnderTheHardCap runs
+// examples/mcpserver guarded and raw over stdio: following every cursor
+// reproduces the raw server's output.
+func TestTheMCPServerExampleOverStdioLosesNothingAndStaysUnderTheHardCap(t *testing.T) {
+	bin := binaries(t)["mcpserver"]
+	gcs, _ := connect(t, bin)
+	rcs, _ := connect(t, bin, "-raw")
+	guarded, raw := mcptest.Session{T: t, CS: gcs}, mcptest.Session{T: t, CS: rcs}
 
 	t.Run("list_bookings pages reproduce the list", func(t *testing.T) {
 		guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
@@ -102,12 +65,14 @@ func TestTheExampleOverStdioLosesNothingAndStaysUnderTheHardCap(t *testing.T) {
 	})
 }
 
-func TestTheExampleServesStreamableHTTP(t *testing.T) {
-	bin := binary(t)
+// TestTheMCPServerExampleServesStreamableHTTP runs examples/mcpserver with
+// -http and pages a list through its streamable HTTP endpoint.
+func TestTheMCPServerExampleServesStreamableHTTP(t *testing.T) {
+	bin := binaries(t)["mcpserver"]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0")
-	cmd.Env = serverEnv()
+	cmd.Env = cleanEnv()
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -1,4 +1,4 @@
-package exampleapi_test
+package bookings_test
 
 import (
 	"encoding/json"
@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 )
 
 func get(target string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	exampleapi.Handler().ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	bookings.Handler().ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
 	return rec
 }
 
@@ -27,15 +27,15 @@ func TestTheAPI(t *testing.T) {
 	t.Run("the list holds 500 bookings in creation order, far over a budget", func(t *testing.T) {
 		rec := get("/api/v1/bookings")
 		require.Equal(t, http.StatusOK, rec.Code)
-		var got []exampleapi.Booking
+		var got []bookings.Booking
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
-		assert.Equal(t, exampleapi.Bookings(), got)
-		assert.Len(t, got, exampleapi.BookingCount)
+		assert.Equal(t, bookings.Bookings(), got)
+		assert.Len(t, got, bookings.BookingCount)
 		assert.Equal(t, "BK00001", got[0].ID)
 		assert.Greater(t, exact.Count(rec.Body.String()), 20000)
 	})
 	t.Run("the status filter and the order apply", func(t *testing.T) {
-		var got []exampleapi.Booking
+		var got []bookings.Booking
 		require.NoError(t, json.Unmarshal(get("/api/v1/bookings?status=pending&order=created_desc").Body.Bytes(), &got))
 		require.NotEmpty(t, got)
 		for _, b := range got {
@@ -54,7 +54,7 @@ func TestTheAPI(t *testing.T) {
 		assert.Equal(t, "BK00042", d["id"])
 		n := exact.Count(rec.Body.String())
 		assert.Greater(t, n, 3000)
-		assert.Greater(t, n, exampleapi.DetailThreshold)
+		assert.Greater(t, n, bookings.DetailThreshold)
 	})
 	t.Run("an unknown booking is a 404", func(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, get("/api/v1/bookings/BK99999").Code)
@@ -63,11 +63,11 @@ func TestTheAPI(t *testing.T) {
 		rec := get("/api/v1/logs/app")
 		require.Equal(t, http.StatusOK, rec.Code)
 		assert.Equal(t, "text/plain; charset=utf-8", rec.Header().Get("Content-Type"))
-		assert.Equal(t, exampleapi.LogLines, strings.Count(rec.Body.String(), "\n"))
+		assert.Equal(t, bookings.LogLines, strings.Count(rec.Body.String(), "\n"))
 		assert.Contains(t, rec.Body.String(), "\tat com.example")
 		assert.Equal(t, http.StatusNotFound, get("/api/v1/logs/other").Code)
 	})
 	t.Run("the config is valid", func(t *testing.T) {
-		assert.NoError(t, exampleapi.Config().Validate())
+		assert.NoError(t, bookings.Config().Validate())
 	})
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
 // recorder is a testing.TB that records failures instead of reporting them.

@@ -1,4 +1,4 @@
-package exampletools
+package bookingtools
 
 import (
 	"errors"

@@ -1,11 +1,8 @@
-package main
+package e2e
 
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,26 +12,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/exampletools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
-// TestEndToEndOverStdioWithTheOfficialClient builds the example, runs it as
-// a stdio subprocess guarded and raw, and drives both with the official Go
-// SDK's client: for every large tool, following every cursor reproduces the
-// raw server's output exactly, and no result exceeds the hard cap by exact
-// count.
-func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the example")
+// TestTheMCPGoServerExampleOverStdioWithTheOfficialClient runs
+// examples/mcpgoserver as a stdio subprocess guarded and raw, and drives
+// both with the official Go SDK's client: for every large tool, following
+// every cursor reproduces the raw server's output exactly, and no result
+// exceeds the hard cap by exact count.
+func TestTheMCPGoServerExampleOverStdioWithTheOfficialClient(t *testing.T) {
+	bins := binaries(t)
+	if !hasMCPGoServer() {
+		t.Skip("examples/mcpgoserver is not in the tree")
 	}
-	bin := filepath.Join(t.TempDir(), "mcpgoserver")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "building the example")
-
-	guarded, raw := start(t, bin), start(t, bin, "-raw")
+	guarded, _ := connect(t, bins["mcpgoserver"])
+	raw, _ := connect(t, bins["mcpgoserver"], "-raw")
 	hardCap := ctxfit.DefaultHardCap
 
 	// follow calls tool, then ctxfit_next with every cursor, and returns the
@@ -49,7 +42,7 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 			args := map[string]any{"status": status}
 			bodies := follow(t, "list_bookings", args)
 			require.Greater(t, len(bodies), 1)
-			assert.Equal(t, texts(t, mcptest.Call(t, raw, "list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
+			assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
 		})
 	}
 	t.Run("read_log is chunked and the chunks are the log byte for byte", func(t *testing.T) {
@@ -63,12 +56,12 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(body), &ch))
 			got.WriteString(ch.Content)
 		}
-		assert.Equal(t, texts(t, mcptest.Call(t, raw, "read_log", nil))[0], got.String())
+		assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "read_log", nil))[0], got.String())
 	})
 	t.Run("search_bookings is paged inside its structured content", func(t *testing.T) {
 		args := map[string]any{"query": ""}
 		first := mcptest.Call(t, guarded, "search_bookings", args)
-		assert.Equal(t, texts(t, mcptest.Call(t, raw, "search_bookings", args))[0], mcptest.Rebuild(t, guarded, first, hardCap))
+		assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "search_bookings", args))[0], mcptest.Rebuild(t, guarded, first, hardCap))
 	})
 	t.Run("get_booking is summarized and ctxfit_details returns it whole", func(t *testing.T) {
 		args := map[string]any{"id": "BK00042"}
@@ -77,8 +70,8 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 		assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
 		assert.LessOrEqual(t, mcptest.Tokens(t, res), hardCap)
 		full := mcptest.Call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcptest.DetailsCursor(res), "fields": "all"})
-		require.False(t, full.IsError, "%v", texts(t, full))
-		assert.Equal(t, texts(t, mcptest.Call(t, raw, "get_booking", args))[0], texts(t, full)[0])
+		require.False(t, full.IsError, "%v", exampleTexts(t, full))
+		assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "get_booking", args))[0], exampleTexts(t, full)[0])
 	})
 	t.Run("tools/list advertises the continuation tools and the rewritten output schema", func(t *testing.T) {
 		list, err := guarded.ListTools(context.Background(), nil)
@@ -110,29 +103,8 @@ func TestEndToEndOverStdioWithTheOfficialClient(t *testing.T) {
 	})
 }
 
-func TestAnOperatorsEndpointWinsOverTheExamples(t *testing.T) {
-	eps := exampletools.WithEndpoints([]ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}})
-	assert.Equal(t, []ctxfit.Endpoint{{Match: "get_booking", Threshold: 9000}, {Match: "read_log", Disabled: true}}, eps)
-	assert.Equal(t, exampletools.Endpoints(), exampletools.WithEndpoints(nil))
-}
-
-// start runs the example binary with args as a stdio subprocess and returns
-// a connected client session.
-func start(t *testing.T, bin string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	// A patient shaping time limit: a loaded machine must not turn a
-	// shape into a retryable error in a test of what is sent.
-	cmd.Env = append(os.Environ(), "CTXFIT_SECRET=0123456789abcdef0123456789abcdef-e2e", "CTXFIT_SHAPE_TIMEOUT=1m", "CTXFIT_ADMISSION_WAIT=1m")
-	cmd.Stderr = os.Stderr
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-func texts(t *testing.T, res *mcp.CallToolResult) []string {
+// exampleTexts returns the text blocks of res, less the link to the original.
+func exampleTexts(t *testing.T, res *mcp.CallToolResult) []string {
 	t.Helper()
 	var out []string
 	for _, c := range res.Content {

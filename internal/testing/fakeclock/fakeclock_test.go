@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ctxfit/ctxfit/internal/fakeclock"
+	"github.com/ctxfit/ctxfit/internal/testing/fakeclock"
 )
 
 func TestTheClockMovesOnlyWhenAdvanced(t *testing.T) {

@@ -1,17 +1,20 @@
-// Package exampletools holds the data behind the example MCP servers'
-// tools (examples/mcpserver for the official Go SDK and its mcp-go
-// sibling): plain functions over the deterministic corpus, so both examples
-// serve the same bytes and their tests can compare them.
+// Package bookingtools is demo data for ctxfit's examples: the data behind
+// the example MCP servers' tools (examples/mcpserver for the official Go SDK
+// and examples/mcpgoserver for mark3labs/mcp-go), plain functions over the
+// deterministic corpus, so both examples serve the same bytes and their
+// tests can compare them; and [Guard], the guard both examples install. It
+// is not part of ctxfit's API; it is public so that the examples can be
+// copied out of the tree.
 //
-// The functions are pure and safe for concurrent use.
-package exampletools
+// The data functions are pure; everything is safe for concurrent use.
+package bookingtools
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/ctxfit/ctxfit/internal/corpus"
+	"github.com/ctxfit/ctxfit/examples/corpus"
 )
 
 // BookingCount is the number of bookings [ListBookings] knows.
@@ -48,7 +51,7 @@ func ListBookings(status string) []corpus.Item {
 func GetBooking(id string) (map[string]any, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
-		return nil, fmt.Errorf("exampletools: booking id is empty: pass an id such as %q", "BK00001")
+		return nil, fmt.Errorf("bookingtools: booking id is empty: pass an id such as %q", "BK00001")
 	}
 	b := corpus.Booking()
 	b["id"] = id
@@ -63,7 +66,7 @@ func ReadLog(name string) (string, error) {
 		name = LogName
 	}
 	if name != LogName {
-		return "", fmt.Errorf("exampletools: no log named %q: the only log is %q", name, LogName)
+		return "", fmt.Errorf("bookingtools: no log named %q: the only log is %q", name, LogName)
 	}
 	return corpus.Log(LogLines), nil
 }

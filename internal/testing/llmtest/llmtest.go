@@ -4,7 +4,7 @@
 // messages and their exact token count), and, like a model that wants a
 // result back, recalls every tool result the agent cleared from the
 // conversation: it calls ctxfit_next with the placeholder's arguments,
-// then follows every cursor and part of the answers (internal/follow),
+// then follows every cursor and part of the answers (internal/testing/follow),
 // one tool call per request, and checks that what it rebuilds is the
 // result it first read, byte for byte.
 //
@@ -25,7 +25,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/conversation"
-	"github.com/ctxfit/ctxfit/internal/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/openaifit"
 )
 
