@@ -251,6 +251,24 @@ function freePort() {
 describe('ctxfit gateway in front of a Prism mock server', () => {
   let dir, prism, prismLog = '', s;
   const received = (path) => prismLog.split('\n').filter((l) => l.includes(`${path} `) && l.includes('Request received')).length;
+  // seen waits until Prism has logged n requests for path: its log reaches this process some time after the
+  // answer does, so a count read right after a call can be short on a loaded machine. Prism logs requests in
+  // the order it receives them, so once a later marker request is seen, every earlier one has been too.
+  const seen = async (path, n) => {
+    const deadline = Date.now() + 60_000;
+    while (received(path) < n) {
+      if (Date.now() > deadline) throw new Error(`Prism logged ${received(path)} requests for ${path}, want ${n}:\n${prismLog}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  // marker calls getItem for an id no other test asks for and waits for Prism to log it.
+  let markers = 100;
+  const marker = async () => {
+    const id = markers++;
+    const res = await s.client.callTool({ name: 'getItem', arguments: { itemId: id } });
+    assert.ok(!res.isError, texts(res).join(' '));
+    await seen(`/items/${id}`, 1);
+  };
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ctxfit-gateway-prism-'));
@@ -307,11 +325,11 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
     const res = await s.client.callTool({ name: 'getItem', arguments: { itemId: 7 } });
     assert.ok(!res.isError, texts(res).join(' '));
     assert.deepEqual(res.structuredContent, item);
-    const before = received('/items/7');
-    assert.equal(before, 1);
+    await seen('/items/7', 1);
     const again = await s.client.callTool({ name: 'getItem', arguments: { itemId: 7 } });
     assert.deepEqual(again.structuredContent, item);
-    assert.equal(received('/items/7'), before, 'a cached GET is not fetched again');
+    await marker();
+    assert.equal(received('/items/7'), 1, 'a cached GET is not fetched again');
   });
 
   test('a request body with nested objects, arrays, an enum and a oneOf reaches the API as the document says', async () => {
@@ -334,6 +352,7 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
       [{ name: 'getItem', arguments: { itemId: 0 } }, 'itemId', /at least 1/],
       [{ name: 'createItem', arguments: { body: { name: 'Rake', category: 'garden', price: { amount: 1, currency: 'EUR' }, payment: { card: '12' } } } }, 'body/payment', null],
     ];
+    await marker();
     const before = received('/items');
     for (const [call, parameter, expected] of cases) {
       const res = await s.client.callTool(call);
@@ -344,6 +363,7 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
       if (expected) assert.match(e.data.expected, expected);
       assert.ok(e.data.suggestion);
     }
+    await marker();
     assert.equal(received('/items'), before);
   });
 });
