@@ -1,13 +1,13 @@
 package ctxfit
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -42,26 +42,6 @@ const maxLoggedError = 500
 // meta, details cursor and budget fields) may add to the text.
 const compactEnvelopeTokens = 200
 
-var nonID = regexp.MustCompile(`[^A-Za-z0-9_]`)
-
-// summaryFormat is f as a summary.Format for the endpoint match.
-func (f *OutputFormat) summaryFormat(match string) summary.Format {
-	id := f.FormatID
-	if id == "" {
-		id = nonID.ReplaceAllString(match, "_")
-	}
-	return summary.Format{ID: id, Template: f.Template, Fields: f.ExtractFields, MaxLength: f.MaxLength, FieldTransforms: f.Transforms}
-}
-
-// compile returns a Formatter of f alone, under the operation match. Nil
-// opts counts with an estimate: what validation needs.
-func (f *OutputFormat) compile(match string, opts *summary.FormatOptions) (*summary.Formatter, error) {
-	if opts == nil {
-		opts = &summary.FormatOptions{Counter: budget.Estimator{}}
-	}
-	return summary.NewFormatter(map[string]summary.Format{match: f.summaryFormat(match)}, opts)
-}
-
 // compactRules compiles ep's output format; nil when it has none or
 // compact output is off.
 func (g *Guard) compactRules(e *engine, ep Endpoint) (*compactRules, error) {
@@ -69,15 +49,15 @@ func (g *Guard) compactRules(e *engine, ep Endpoint) (*compactRules, error) {
 	if ep.OutputFormat == nil || !on(w.CompactOutput) {
 		return nil, nil
 	}
-	f, err := ep.OutputFormat.compile(ep.Match, &summary.FormatOptions{
+	f, err := summary.NewFormatter(map[string]summary.Format{ep.Match: ep.OutputFormat.SummaryFormat(ep.Match)}, &summary.FormatOptions{
 		Counter: e.counter,
-		Timeout: time.Duration(w.timeoutMs()) * time.Millisecond,
+		Timeout: time.Duration(cmp.Or(w.TimeoutMs, DefaultFormatTimeoutMs)) * time.Millisecond,
 		Now:     g.now,
 	})
 	if err != nil {
 		return nil, err
 	}
-	cr := &compactRules{op: ep.Match, formatter: f, slow: time.Duration(w.slowThresholdMs()) * time.Millisecond}
+	cr := &compactRules{op: ep.Match, formatter: f, slow: time.Duration(cmp.Or(w.SlowThresholdMs, DefaultSlowThresholdMs)) * time.Millisecond}
 	if w.CollectMetrics {
 		cr.metrics = g.lines.open(w.MetricsFile)
 	}

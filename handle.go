@@ -432,7 +432,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
 	}
 	if rr, ok := g.windowable(r, req); ok {
-		if res, err, ok := g.continueWindowed(ctx, e, rl, req, r, rr); ok {
+		if res, err, ok := g.continueWindowed(&windowed{ctx: ctx, e: e, rl: rl, req: req, r: r, rr: rr}); ok {
 			return res, err
 		}
 	}

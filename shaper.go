@@ -50,14 +50,11 @@ type shaper struct {
 	stranded bool
 }
 
-// Budget constants of shaped responses.
+// Budget constants of shaped responses (and [MinHardCap]).
 const (
 	// minPageTokens is the smallest budget a page's content gets, whatever
 	// the threshold.
 	minPageTokens = 200
-	// MinHardCap is the smallest hard cap a Config may set: a page with
-	// its cursors and budget fields, and an error document, need room.
-	MinHardCap = 500
 )
 
 // errOverCap is what a strategy's finish returns when what it built is

@@ -123,20 +123,32 @@ func (g *Guard) windowable(r ref, req *Request) (store.RangeReader, bool) {
 	return nil, false
 }
 
-// continueWindowed serves the continuation req of r from windows of its
+// windowed is a continuation to serve from windows of its snapshot: the
+// request, its rules, the ref its cursor leads to, and the store that
+// reads the windows. The tries of continueWindowed share it.
+type windowed struct {
+	ctx context.Context // the request's, without the shaping deadline
+	e   *engine
+	rl  *rules
+	req *Request
+	r   ref
+	rr  store.RangeReader
+}
+
+// continueWindowed serves the continuation w from windows of its
 // snapshot. ok is false when it cannot (a page whose windows stay too
 // short, a strategy that panicked): the caller reads the whole snapshot.
-func (g *Guard) continueWindowed(ctx context.Context, e *engine, rl *rules, req *Request, r ref, rr store.RangeReader) (res Result, err error, ok bool) {
+func (g *Guard) continueWindowed(w *windowed) (res Result, err error, ok bool) {
 	// A window is bounded by its page's or chunk's budget, not by the
 	// snapshot: a chunk's reads at most 128 bytes a token (chunk.Window).
-	release, err := e.admission.admit(ctx, int(min(r.bytes, int64(rl.budget.HardCap)*128+2*windowSlack)))
+	release, err := w.e.admission.admit(w.ctx, int(min(w.r.bytes, int64(w.rl.budget.HardCap)*128+2*windowSlack)))
 	if err != nil {
 		return Result{}, err, true
 	}
 	defer release()
-	src := &rangeSource{ctx: ctx, rr: rr, id: r.snap.id}
+	src := &rangeSource{ctx: w.ctx, rr: w.rr, id: w.r.snap.id}
 	for try := range maxWindowTries {
-		res, err, again := g.windowTry(ctx, e, rl, req, r, src, try)
+		res, err, again := g.windowTry(w, src, try)
 		switch {
 		case !again:
 			return res, err, true
@@ -151,10 +163,12 @@ func (g *Guard) continueWindowed(ctx context.Context, e *engine, rl *rules, req 
 // short window.
 var errWindowPanic = fmt.Errorf("ctxfit: a windowed continuation panicked")
 
-// windowTry is one try of continueWindowed: again is set when the window
-// was too short (err nil) or the strategy panicked (err errWindowPanic).
-func (g *Guard) windowTry(ctx context.Context, e *engine, rl *rules, req *Request, r ref, src *rangeSource, try int) (res Result, err error, again bool) {
-	s := g.shaper(ctx, e, rl, req, nil)
+// windowTry is one try of continueWindowed, reading from src: again is set
+// when the window was too short (err nil) or the strategy panicked (err
+// errWindowPanic).
+func (g *Guard) windowTry(w *windowed, src *rangeSource, try int) (res Result, err error, again bool) {
+	r, req := w.r, w.req
+	s := g.shaper(w.ctx, w.e, w.rl, req, nil)
 	defer s.cancel()
 	s.src, s.size, s.try = src, r.bytes, try
 	s.snap, s.view = &r.snap, r.view

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
 )
 
@@ -84,7 +83,7 @@ func BenchmarkKey(b *testing.B) {
 				f[fmt.Sprintf("param%d", i)] = "value"
 			}
 			raw, _ := json.Marshal(f)
-			req := ctxfit.Request{Endpoint: "GET /items", Path: "/items", Subject: "tenant", Filters: raw}
+			req := cache.Request{Endpoint: "GET /items", Path: "/items", Subject: "tenant", Filters: raw}
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = cache.Key(req)

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/ctxfit/ctxfit"
 )
 
 // Options configure [New]. The zero value (or a nil *Options) gives the
@@ -30,12 +28,12 @@ type Options struct {
 	// bound.
 	MaxBytes int64
 	// Now is the clock of the default Memory backend, and the one that
-	// [WrapHTTP] reads a response's Expires and Date by. Nil means time.Now.
+	// [Cache.LookupHTTP] reads a response's Expires and Date by. Nil means time.Now.
 	Now func() time.Time
-	// Cacheable reports whether [Wrap] and [WrapHTTP] may store a successful
-	// response to req (WrapHTTP's own rules apply as well). Nil means: when
-	// its body is not empty. Errors are never stored.
-	Cacheable func(req ctxfit.Request, resp ctxfit.Response) bool
+	// Cacheable reports whether a [Lookup] may store the entry e that its
+	// fetch returned for req (the rules of [Cache.LookupHTTP] apply as
+	// well). Nil means: when its body is not empty. Errors are never stored.
+	Cacheable func(req Request, e Entry) bool
 }
 
 // Stats are the counters of a [Cache] since it was created.
@@ -65,15 +63,15 @@ func (s Stats) HitRate() float64 {
 // Cache is a cache of upstream responses in front of a [Backend], with
 // de-duplication of concurrent misses of the same key.
 //
-// A Cache is safe for concurrent use. A nil *Cache caches nothing: [Wrap]
-// returns the Fetch it is given. The zero value is not usable; create one
+// A Cache is safe for concurrent use. A nil *Cache caches nothing: its
+// [Cache.Lookup] and [Cache.LookupHTTP] return a nil *Lookup. The zero value is not usable; create one
 // with [New] and release it with [Cache.Close].
 type Cache struct {
 	backend   Backend
 	own       bool
 	ttl       time.Duration
 	now       func() time.Time
-	cacheable func(ctxfit.Request, ctxfit.Response) bool
+	cacheable func(Request, Entry) bool
 	closed    atomic.Bool
 
 	mu    sync.Mutex
@@ -100,7 +98,7 @@ func (cl *call) fits(t target) bool {
 }
 
 // target is what a lookup reads and fills: the key, and for lookups under
-// HTTP rules ([WrapHTTP]) the request header that selects a variant.
+// HTTP rules ([Cache.LookupHTTP]) the request header that selects a variant.
 type target struct {
 	key    string
 	http   bool
@@ -125,7 +123,7 @@ func New(opts *Options) *Cache {
 		c.now = time.Now
 	}
 	if c.cacheable == nil {
-		c.cacheable = func(_ ctxfit.Request, resp ctxfit.Response) bool { return len(resp.Body) > 0 }
+		c.cacheable = func(_ Request, e Entry) bool { return len(e.Body) > 0 }
 	}
 	return c
 }
@@ -177,7 +175,7 @@ func (c *Cache) Delete(ctx context.Context, key string) error {
 // After Close, Do runs fetch and stores nothing.
 func (c *Cache) Do(ctx context.Context, key string, fetch func(context.Context) (Entry, error)) (e Entry, hit bool, err error) {
 	e, o, err := c.do(ctx, target{key: key}, fetch)
-	return e, o == outcomeHit || o == outcomeShared, err
+	return e, o.Hit(), err
 }
 
 // Stats returns the counters of the Cache.
@@ -196,25 +194,32 @@ func (c *Cache) Close() error {
 	return c.backend.Close()
 }
 
-// outcome is what a lookup came to.
-type outcome int
+// Outcome is what a lookup came to: where its entry came from.
+type Outcome int
 
 const (
-	outcomeBypass outcome = iota // no lookup (closed cache)
-	outcomeMiss
-	outcomeHit
-	outcomeShared
+	// Bypassed: the Cache was closed; the fetch ran and nothing was stored.
+	Bypassed Outcome = iota
+	// Missed: the fetch ran (and its entry was stored, if allowed).
+	Missed
+	// Found: the entry was stored in the backend.
+	Found
+	// Shared: a concurrent lookup of the same key fetched the entry.
+	Shared
 )
 
-func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (Entry, error)) (Entry, outcome, error) {
+// Hit reports whether the fetch did not run: the entry was Found or Shared.
+func (o Outcome) Hit() bool { return o == Found || o == Shared }
+
+func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (Entry, error)) (Entry, Outcome, error) {
 	if c.closed.Load() {
 		e, _, err := c.run(ctx, t, fetch)
-		return e, outcomeBypass, err
+		return e, Bypassed, err
 	}
 	f, ok := c.lookup(ctx, t)
 	if ok {
 		c.hits.Add(1)
-		return f.entry, outcomeHit, nil
+		return f.entry, Found, nil
 	}
 	flight := f.key
 	c.mu.Lock()
@@ -224,10 +229,10 @@ func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (E
 		case <-cl.done:
 			if cl.ok && cl.fits(t) {
 				c.shared.Add(1)
-				return cl.entry, outcomeShared, nil
+				return cl.entry, Shared, nil
 			}
 		case <-ctx.Done():
-			return Entry{}, outcomeMiss, context.Cause(ctx)
+			return Entry{}, Missed, context.Cause(ctx)
 		}
 		// The fetch we waited for failed, was not stored or is another
 		// variant: run our own.
@@ -236,7 +241,7 @@ func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (E
 		if err == nil && v.store {
 			_, _ = c.store(ctx, t, clone(e), v)
 		}
-		return e, outcomeMiss, err
+		return e, Missed, err
 	}
 	cl := &call{done: make(chan struct{})}
 	c.calls[flight] = cl
@@ -252,7 +257,7 @@ func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (E
 	if f, ok := c.lookup(ctx, t); ok {
 		c.hits.Add(1)
 		cl.entry, cl.ok, cl.vary, cl.variant = f.entry, true, f.vary, f.key
-		return f.entry, outcomeHit, nil
+		return f.entry, Found, nil
 	}
 	c.misses.Add(1)
 	e, v, err := c.run(ctx, t, fetch)
@@ -263,7 +268,7 @@ func (c *Cache) do(ctx context.Context, t target, fetch func(context.Context) (E
 			cl.vary, cl.variant = v.vary, key
 		}
 	}
-	return e, outcomeMiss, err
+	return e, Missed, err
 }
 
 // found is what a lookup found, or where it looked last.
@@ -370,7 +375,7 @@ func flagsOf(ctx context.Context) *fetchFlags {
 }
 
 // DontStore tells the [Cache] whose fetch runs with ctx (in [Cache.Do] or
-// a Fetch made by [Wrap] or [WrapHTTP]) not to store the response being
+// [Lookup.Do]) not to store the response being
 // fetched: for example an HTTP response with a status other than 200.
 // Concurrent lookups of the same key then run their own fetch. Outside such
 // a fetch it does nothing.

@@ -3,7 +3,7 @@
 // the upstream again.
 //
 // It sits in front of the upstream, not in front of ctxfit: the [Cache]
-// stores the full response a [ctxfit.Fetch] returns, and the Guard shapes
+// stores the full response a ctxfit.Fetch returns, and the Guard shapes
 // it (pages, summaries, chunks) on every request as usual. That is why the
 // key holds what selects the upstream response and nothing of ctxfit's own
 // parameters (see [Key]).
@@ -11,15 +11,20 @@
 // # Use
 //
 // Create one [Cache] per process with [New] and wrap the Fetch of each
-// request with [Wrap], or with [WrapHTTP] when the Fetch runs an HTTP
-// handler (httpfit does):
+// request with ctxfit.Cached, or with ctxfit.CachedHTTP when the Fetch runs
+// an HTTP handler (httpfit does):
 //
 //	c := cache.New(nil) // 1 hour, 1,000 entries, 64 MiB, least recently used goes first
 //	defer c.Close()
-//	res, err := guard.Handle(ctx, req, cache.Wrap(c, req, fetch))
+//	res, err := guard.Handle(ctx, req, ctxfit.Cached(c, req, fetch))
 //
-// A nil *Cache is valid in [Wrap] and means no caching, so an adapter can
-// keep an optional *Cache and wrap unconditionally.
+// A nil *Cache is valid there and means no caching, so an adapter can keep
+// an optional *Cache and wrap unconditionally.
+//
+// The package does not import the engine: what it reads of a request is a
+// [Request], and [Cache.Lookup] and [Cache.LookupHTTP] prepare the lookup
+// of one, which [Lookup.Do] runs with a fetch of an [Entry]. ctxfit.Cached
+// is that, for a ctxfit.Request and a ctxfit.Fetch.
 //
 // # Keys
 //
@@ -34,7 +39,7 @@
 // Accept-Language, the caller's identity) must be folded into the Subject,
 // or the cache must not be used for that endpoint.
 //
-// [WrapHTTP] keys on the query's raw parameters instead of the Order and
+// [Cache.LookupHTTP] keys on the query's raw parameters instead of the Order and
 // Filters (their bytes, so that values that are not valid UTF-8 stay
 // apart), and on the request's values of the fields a response's Vary
 // names; it leaves requests with credentials and no Subject out of the
@@ -44,7 +49,7 @@
 //
 // A successful response whose body is not empty ([Options.Cacheable]
 // decides; see also [DontStore]). Errors are never stored. Under
-// [WrapHTTP], HTTP's rules for a shared cache (RFC 9111) apply as well: a
+// [Cache.LookupHTTP], HTTP's rules for a shared cache (RFC 9111) apply as well: a
 // response marked no-store, private or no-cache, one that sets a cookie, one
 // that is already stale or varies on every field (Vary: *) is not stored,
 // nor any response to a request marked no-store; a fresh one is kept no
@@ -63,6 +68,6 @@
 // # Telemetry
 //
 // [Cache.Stats] counts hits, misses and shared results. The per-response
-// [telemetry.Record.CacheHit] is set by the Guard from what the wrapped
-// Fetch reports (see [Wrap]).
+// telemetry.Record.CacheHit is set by the Guard from what the wrapped
+// Fetch reports (the [Outcome] of its [Lookup.Do]).
 package cache

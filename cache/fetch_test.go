@@ -16,11 +16,11 @@ import (
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
-func TestWrap(t *testing.T) {
+func TestCached(t *testing.T) {
 	req := ctxfit.Request{Endpoint: "search", Path: "search", Filters: json.RawMessage(`{"q":"x","n":1}`)}
 	reordered := req
 	reordered.Filters = json.RawMessage(`{"n":1,"q":"x"}`)
-	reordered.Limit, reordered.Cursor = 3, "ignored"
+	reordered.Cursor, reordered.Limit, reordered.Fields, reordered.StartLine, reordered.EndLine, reordered.RequestID = "ignored", 3, "all", 1, 9, "req-2"
 	other := req
 	other.Subject = "someone else"
 	errUpstream := errors.New("upstream down")
@@ -29,7 +29,7 @@ func TestWrap(t *testing.T) {
 		second    ctxfit.Request
 		resp      ctxfit.Response
 		err       error
-		cacheable func(ctxfit.Request, ctxfit.Response) bool
+		cacheable func(cache.Request, cache.Entry) bool
 		wantCalls int
 	}{
 		{"the same request is served from the cache", req, ctxfit.Response{Body: []byte(`[1]`), ContentType: "application/json"}, nil, nil, 1},
@@ -38,7 +38,7 @@ func TestWrap(t *testing.T) {
 		{"an error is returned as it is and not stored", req, ctxfit.Response{}, errUpstream, nil, 2},
 		{"an empty body is not stored by default", req, ctxfit.Response{ContentType: "application/json"}, nil, nil, 2},
 		{"Cacheable decides what is stored", req, ctxfit.Response{Body: []byte(`[1]`)}, nil,
-			func(ctxfit.Request, ctxfit.Response) bool { return false }, 2},
+			func(cache.Request, cache.Entry) bool { return false }, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestWrap(t *testing.T) {
 				return tt.resp, tt.err
 			}
 			for _, r := range []ctxfit.Request{req, tt.second} {
-				got, err := cache.Wrap(c, r, fetch)(ctx)
+				got, err := ctxfit.Cached(c, r, fetch)(ctx)
 				if tt.err != nil {
 					require.ErrorIs(t, err, tt.err)
 					continue
@@ -65,13 +65,13 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-func TestWrapWithNilCacheReturnsTheFetch(t *testing.T) {
+func TestCachedWithNilCacheReturnsTheFetch(t *testing.T) {
 	calls := 0
 	fetch := ctxfit.Fetch(func(context.Context) (ctxfit.Response, error) {
 		calls++
 		return ctxfit.Response{Body: []byte("x")}, nil
 	})
-	w := cache.Wrap(nil, ctxfit.Request{}, fetch)
+	w := ctxfit.Cached(nil, ctxfit.Request{}, fetch)
 	for range 2 {
 		_, err := w(context.Background())
 		require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestWrapWithNilCacheReturnsTheFetch(t *testing.T) {
 	assert.Equal(t, 2, calls)
 }
 
-func TestWrapServesEveryPageOfACachedResponse(t *testing.T) {
+func TestCachedServesEveryPageOfACachedResponse(t *testing.T) {
 	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: "0123456789abcdef0123456789abcdef", Threshold: 200, PageSize: 5}})
 	require.NoError(t, err)
 	defer g.Close()
@@ -97,10 +97,10 @@ func TestWrapServesEveryPageOfACachedResponse(t *testing.T) {
 		return ctxfit.Response{Body: body, ContentType: "application/json"}, nil
 	}
 	req := ctxfit.Request{Endpoint: "GET /items", Path: "/items"}
-	first, err := g.Handle(context.Background(), req, cache.Wrap(c, req, fetch))
+	first, err := g.Handle(context.Background(), req, ctxfit.Cached(c, req, fetch))
 	require.NoError(t, err)
 	require.True(t, first.Shaped, "the response is over budget and paged")
-	again, err := g.Handle(context.Background(), req, cache.Wrap(c, req, fetch))
+	again, err := g.Handle(context.Background(), req, ctxfit.Cached(c, req, fetch))
 	require.NoError(t, err)
 	assert.Equal(t, string(first.Body[:40]), string(again.Body[:40]), "a hit is shaped like the miss")
 	assert.Equal(t, 1, calls, "the second request is served from the cache")
@@ -125,7 +125,7 @@ func TestTheGuardRecordsCacheHitsAndMisses(t *testing.T) {
 		return ctxfit.Response{Body: []byte(`[1,2,3]`), ContentType: "application/json"}, nil
 	}
 	for range 2 {
-		_, err := g.Handle(context.Background(), req, cache.Wrap(c, req, fetch))
+		_, err := g.Handle(context.Background(), req, ctxfit.Cached(c, req, fetch))
 		require.NoError(t, err)
 	}
 	require.NoError(t, g.Close()) // flushes telemetry

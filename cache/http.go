@@ -9,12 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ctxfit/ctxfit"
 )
 
-// HTTP is what [WrapHTTP] reads of an HTTP request besides its
-// ctxfit.Request.
+// HTTP is what [Cache.LookupHTTP] reads of an HTTP request besides its
+// [Request].
 type HTTP struct {
 	// Header is the request's header (an http.Header, read only): its
 	// credentials, its Cache-Control, and the fields that a response's Vary
@@ -23,20 +21,20 @@ type HTTP struct {
 	// RawQuery is the query string the handler sees, still escaped, without
 	// ctxfit's own parameters (cursor, limit, fields, startLine, endLine):
 	// it selects the response, with the Endpoint, Path and Subject of the
-	// ctxfit.Request, in place of its Order and Filters.
+	// Request, in place of its Order and Filters.
 	RawQuery string
 }
 
-// WrapHTTP is [Wrap] for a Fetch that runs an HTTP handler, under the rules
-// of RFC 9111 for a shared cache, as far as a cache that replays only a
-// body and its content type can follow them:
+// LookupHTTP is [Cache.Lookup] for a fetch that runs an HTTP handler, under
+// the rules of RFC 9111 for a shared cache, as far as a cache that replays
+// only a body and its content type can follow them:
 //
 //   - The key is a digest of the Endpoint, Path and Subject of req and of
 //     r.RawQuery's parameters, unescaped to their raw bytes and sorted by
 //     name: q=%ff and q=%fe are two entries, a=1&b=2 and b=2&a=1 one.
 //   - A request with credentials (an Authorization or Cookie header) and no
-//     Subject neither reads nor fills the cache (the Fetch is fetch
-//     itself): the key would not tell its user from another. Set a Subject
+//     Subject neither reads nor fills the cache (the Lookup is nil): the
+//     key would not tell its user from another. Set a Subject
 //     (httpfit's Options.Subject) to cache such responses per subject.
 //   - A request with Cache-Control: no-store may be served from the cache,
 //     but its response is not stored.
@@ -54,20 +52,21 @@ type HTTP struct {
 //     marker under the request's key names the fields, so a lookup costs
 //     one more backend read for such responses. Vary: * is not stored.
 //
-// Otherwise it behaves as Wrap; a nil c means no cache.
-func WrapHTTP(c *Cache, req ctxfit.Request, r HTTP, fetch ctxfit.Fetch) ctxfit.Fetch {
+// Otherwise it behaves as Lookup; a nil c returns nil: no caching.
+// LookupHTTP only reads req and r.
+func (c *Cache) LookupHTTP(req Request, r HTTP) *Lookup {
 	if c == nil || req.Subject == "" && hasCredentials(r.Header) {
-		return fetch
+		return nil
 	}
 	t := target{key: keyHTTP(req, r.RawQuery), http: true, header: r.Header}
-	return c.wrap(req, t, cacheControl(r.Header).noStore, fetch)
+	return &Lookup{c: c, req: req, t: t, noStore: cacheControl(r.Header).noStore}
 }
 
-// ResponseHeader tells the [Cache] whose fetch runs with ctx (a Fetch made
-// by [WrapHTTP]) the header of the HTTP response being fetched (an
-// http.Header, read at once), so that it applies the rules WrapHTTP lists:
+// ResponseHeader tells the [Cache] whose fetch runs with ctx (in the
+// [Lookup.Do] of a [Cache.LookupHTTP]) the header of the HTTP response being fetched (an
+// http.Header, read at once), so that it applies the rules LookupHTTP lists:
 // whether to store the response, for how long, and per which request
-// fields. A fetch made by WrapHTTP that does not call it stores nothing; a
+// fields. A fetch of such a lookup that does not call it stores nothing; a
 // header that forbids storing, like [DontStore], cannot be undone. Outside
 // such a fetch it does nothing.
 func ResponseHeader(ctx context.Context, header map[string][]string) {
@@ -97,7 +96,7 @@ func hasCredentials(h map[string][]string) bool {
 	return false
 }
 
-// storable applies the rules of [WrapHTTP] to a response header: ok reports
+// storable applies the rules of [Cache.LookupHTTP] to a response header: ok reports
 // whether the response may be stored, ttl bounds its TTL when > 0, vary
 // lists the request fields it varies on (canonical, sorted).
 func storable(h map[string][]string, now time.Time) (ttl time.Duration, vary []string, ok bool) {

@@ -24,11 +24,11 @@ func httpFetch(calls *atomic.Int32, body string, header map[string][]string) ctx
 	}
 }
 
-func TestWrapHTTP(t *testing.T) {
+func TestCachedHTTP(t *testing.T) {
 	req := ctxfit.Request{Endpoint: "GET /orders", Path: "/orders"}
 	get := func(t *testing.T, c *cache.Cache, r cache.HTTP, fetch ctxfit.Fetch) ctxfit.Response {
 		t.Helper()
-		resp, err := cache.WrapHTTP(c, req, r, fetch)(t.Context())
+		resp, err := ctxfit.CachedHTTP(c, req, r, fetch)(t.Context())
 		require.NoError(t, err)
 		return resp
 	}
@@ -100,7 +100,7 @@ func TestWrapHTTP(t *testing.T) {
 
 // Concurrent misses of one key wait for one fetch; when its response varies,
 // only the waiters whose header selects the same variant share it.
-func TestWrapHTTPSharesAFetchOnlyWithTheSameVariant(t *testing.T) {
+func TestCachedHTTPSharesAFetchOnlyWithTheSameVariant(t *testing.T) {
 	c := cache.New(nil)
 	defer c.Close()
 	req := ctxfit.Request{Endpoint: "GET /greeting", Path: "/greeting"}
@@ -124,7 +124,7 @@ func TestWrapHTTPSharesAFetchOnlyWithTheSameVariant(t *testing.T) {
 			require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
 		}
 		wg.Go(func() {
-			resp, err := cache.WrapHTTP(c, req, lang(l), fetch(l))(t.Context())
+			resp, err := ctxfit.CachedHTTP(c, req, lang(l), fetch(l))(t.Context())
 			assert.NoError(t, err)
 			got[i] = string(resp.Body)
 		})

@@ -11,9 +11,31 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/ctxfit/ctxfit"
 )
+
+// Request is what selects an upstream response: the fields of a
+// ctxfit.Request that the cache keys on (see [Key]). ctxfit.Cached and
+// ctxfit.CachedHTTP take them from the request the Guard handles; ctxfit's
+// own parameters (cursor, limit, fields, line range) are not among them, as
+// the cache holds the full upstream response.
+//
+// A Request is a plain value.
+type Request struct {
+	// Endpoint is the route pattern ("GET /api/v1/bookings/{id}") or MCP
+	// tool name.
+	Endpoint string
+	// Path is the concrete path of the request ("/api/v1/bookings/BK1"),
+	// or the tool name.
+	Path string
+	// Subject is the tenant, session or principal the response is for; ""
+	// for none.
+	Subject string
+	// Order and Filters are the query the response answers (a tool's
+	// arguments are its Filters); Filters are a JSON value, and empty,
+	// "null" and "{}" mean none.
+	Order   string
+	Filters json.RawMessage
+}
 
 // keyVersion changes when the key's derivation does, so that a shared
 // backend never serves an entry under a key derived another way.
@@ -34,11 +56,11 @@ const (
 // Filters, "null" and "{}" are the same (no filters). Filters that are not
 // valid JSON are keyed by their bytes.
 //
-// Cursor, Limit, Fields, StartLine, EndLine and RequestID are not part of
-// the key: the cache holds the full upstream response, of which these
-// select only what the Guard sends. The key is a digest so that subjects
+// A ctxfit.Request's Cursor, Limit, Fields, StartLine, EndLine and
+// RequestID are not part of a Request: the cache holds the full upstream
+// response, of which these select only what the Guard sends. The key is a digest so that subjects
 // and filter values are not written in clear to a shared backend.
-func Key(req ctxfit.Request) string {
+func Key(req Request) string {
 	h := sha256.New()
 	field(h, keyVersion)
 	field(h, req.Endpoint)
@@ -54,7 +76,7 @@ func Key(req ctxfit.Request) string {
 // bytes, sorted by name (repeated names keep their order). The query holds
 // the order and the filters: their bytes count, not their JSON form, in
 // which invalid UTF-8 collapses.
-func keyHTTP(req ctxfit.Request, rawQuery string) string {
+func keyHTTP(req Request, rawQuery string) string {
 	h := sha256.New()
 	field(h, keyVersion)
 	field(h, kindHTTP)

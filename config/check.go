@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config/settings"
 )
 
 // Check is what [Inspect] found: the settings that every source gives
@@ -23,7 +23,7 @@ type Check struct {
 	// Config is the merged settings: the file, then the variables. When a
 	// source fails, the others still apply, so that the rest is checked too.
 	// It is valid only when Errors is empty.
-	Config ctxfit.Config
+	Config settings.Config
 	// File is the settings file read (the path argument or CTXFIT_CONFIG);
 	// empty means none.
 	File string
@@ -129,14 +129,14 @@ func (ch Check) Settings() []Setting {
 
 // defaultValue returns the value a zero field takes, or, when the default
 // is not a value, "" and what it means.
-func defaultValue(v EnvVar, c ctxfit.Config) (value, meaning string) {
+func defaultValue(v EnvVar, c settings.Config) (value, meaning string) {
 	switch v.Field {
 	case "HardCap":
-		return fmt.Sprint(max(ctxfit.DefaultHardCap, c.Threshold)), ""
+		return fmt.Sprint(max(settings.DefaultHardCap, c.Threshold)), ""
 	case "Secret", "PreviousSecrets", "RedisURL", "Wrapper.MetricsFile", "Wrapper.LogFile":
 		return "", v.Default
 	}
-	var d ctxfit.Config
+	var d settings.Config
 	f := fieldOf(reflect.ValueOf(&d).Elem(), v.Field)
 	if err := setField(f, v, strings.Fields(v.Default)[0]); err != nil {
 		return v.Default, "" // cannot happen: the table's defaults parse
@@ -148,7 +148,7 @@ func defaultValue(v EnvVar, c ctxfit.Config) (value, meaning string) {
 func formatValue(f reflect.Value) string {
 	var v any
 	switch x := f.Interface().(type) {
-	case ctxfit.Duration:
+	case settings.Duration:
 		v = shortDuration(time.Duration(x))
 	case *bool:
 		v = x != nil && *x

@@ -1,13 +1,13 @@
 // Package config reads, merges and watches the settings of the guard, a
-// [ctxfit.Config], from the places an operator keeps them: defaults, a JSON
+// [settings.Config], from the places an operator keeps them: defaults, a JSON
 // or YAML file, and CTXFIT_* environment variables.
 //
 // # Sources and precedence
 //
-// [Load] starts from the defaults (the zero [ctxfit.Config]), applies the
+// [Load] starts from the defaults (the zero [settings.Config]), applies the
 // file named by its path argument or, when that is empty, by CTXFIT_CONFIG,
 // then the environment variables; later sources win. The result is checked
-// with [ctxfit.Config.Validate] once, after merging, so a file may rely on a
+// with [settings.Config.Validate] once, after merging, so a file may rely on a
 // variable to complete it. [LoadFile] and [FromEnv] each apply one source and
 // validate; [Parse] reads a document from memory.
 //

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config/settings"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -20,7 +20,7 @@ import (
 type EnvVar struct {
 	// Name is the variable, e.g. "CTXFIT_HARD_CAP".
 	Name string
-	// Field is the [ctxfit.Config] field the variable sets, e.g. "HardCap",
+	// Field is the [settings.Config] field the variable sets, e.g. "HardCap",
 	// dotted for a field of a section, e.g. "Wrapper.TimeoutMs"; empty for
 	// CTXFIT_CONFIG (the file's path).
 	Field string
@@ -42,7 +42,7 @@ type EnvVar struct {
 const (
 	// EnvConfig names the variable holding the settings file's path.
 	EnvConfig = "CTXFIT_CONFIG"
-	// EnvRedisURL names the Redis snapshot store (ctxfit.Config.RedisURL).
+	// EnvRedisURL names the Redis snapshot store (settings.Config.RedisURL).
 	EnvRedisURL = "CTXFIT_REDIS_URL"
 )
 
@@ -61,22 +61,22 @@ const (
 
 var envVars = []EnvVar{
 	{Name: "CTXFIT_THRESHOLD", Field: "Threshold", Key: "threshold", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultThreshold),
+		Default:     strconv.Itoa(settings.DefaultThreshold),
 		Description: "Token count above which a response is shaped."},
 	{Name: "CTXFIT_HARD_CAP", Field: "HardCap", Key: "hardCap", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultHardCap) + " (or the threshold, if larger)",
+		Default:     strconv.Itoa(settings.DefaultHardCap) + " (or the threshold, if larger)",
 		Description: "Token count no shaped response exceeds; at least the threshold."},
 	{Name: "CTXFIT_PAGE_SIZE", Field: "PageSize", Key: "pageSize", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultPageSize),
+		Default:     strconv.Itoa(settings.DefaultPageSize),
 		Description: "Default page limit; at most the maximum page size."},
 	{Name: "CTXFIT_MAX_PAGE_SIZE", Field: "MaxPageSize", Key: "maxPageSize", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultMaxPageSize),
+		Default:     strconv.Itoa(settings.DefaultMaxPageSize),
 		Description: "Largest page limit a client may ask for."},
 	{Name: "CTXFIT_CHUNK_TOKENS", Field: "ChunkTokens", Key: "chunkTokens", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultChunkTokens),
+		Default:     strconv.Itoa(settings.DefaultChunkTokens),
 		Description: "Token size of a text chunk."},
 	{Name: "CTXFIT_CURSOR_TTL", Field: "CursorTTL", Key: "cursorTTL", Form: formDuration,
-		Default:     shortDuration(ctxfit.DefaultCursorTTL),
+		Default:     shortDuration(settings.DefaultCursorTTL),
 		Description: "How long a cursor stays valid."},
 	{Name: "CTXFIT_SECRET", Field: "Secret", Key: "secret", Form: formString,
 		Default: "random per process", Secret: true,
@@ -91,25 +91,25 @@ var envVars = []EnvVar{
 		Default:     "store",
 		Description: "How continuations find their data: store (kept for the cursor's lifetime) or replay (the handler runs again)."},
 	{Name: "CTXFIT_SHAPE_TIMEOUT", Field: "ShapeTimeout", Key: "shapeTimeout", Form: formDuration,
-		Default:     shortDuration(ctxfit.DefaultShapeTimeout),
+		Default:     shortDuration(settings.DefaultShapeTimeout),
 		Description: "Time allowed to count and shape one response; past it the request gets a retryable 503 (shaping_timeout), never the response over budget."},
 	{Name: "CTXFIT_MAX_BUFFER_BYTES", Field: "MaxBufferBytes", Key: "maxBufferBytes", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultMaxBufferBytes) + " (8 MiB)",
+		Default:     strconv.Itoa(settings.DefaultMaxBufferBytes) + " (8 MiB)",
 		Description: "Largest HTTP response buffered for shaping; larger ones pass through."},
 	{Name: "CTXFIT_MAX_CONCURRENT_SHAPING", Field: "MaxConcurrentShaping", Key: "maxConcurrentShaping", Form: formInt,
 		Default:     "GOMAXPROCS (the CPUs)",
 		Description: "Responses counted and shaped at once; beyond it a request waits up to the admission wait, then gets a retryable 503 (shaping_busy)."},
 	{Name: "CTXFIT_MAX_SHAPING_BYTES", Field: "MaxShapingBytes", Key: "maxShapingBytes", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultMaxShapingBytes) + " (256 MiB)",
+		Default:     strconv.Itoa(settings.DefaultMaxShapingBytes) + " (256 MiB)",
 		Description: "Bytes of the responses being counted and shaped at once, across requests; beyond it as above."},
 	{Name: "CTXFIT_ADMISSION_WAIT", Field: "AdmissionWait", Key: "admissionWait", Form: formDuration,
-		Default:     shortDuration(ctxfit.DefaultAdmissionWait),
+		Default:     shortDuration(settings.DefaultAdmissionWait),
 		Description: "How long a request waits for room under the two bounds above before its 503."},
 	{Name: "CTXFIT_STORE_MAX_BYTES", Field: "StoreMaxBytes", Key: "storeMaxBytes", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultStoreMaxBytes) + " (64 MiB)",
+		Default:     strconv.Itoa(settings.DefaultStoreMaxBytes) + " (64 MiB)",
 		Description: "Memory bound of the in-memory snapshot store."},
 	{Name: "CTXFIT_STORE_MAX_ITEMS", Field: "StoreMaxItems", Key: "storeMaxItems", Form: formInt,
-		Default:     strconv.Itoa(ctxfit.DefaultStoreMaxItems),
+		Default:     strconv.Itoa(settings.DefaultStoreMaxItems),
 		Description: "Item bound of the in-memory snapshot store."},
 	{Name: "CTXFIT_STORE_TIMEOUT", Field: "StoreTimeout", Key: "storeTimeout", Form: formDuration,
 		Default:     shortDuration(store.DefaultTimeout),
@@ -145,10 +145,10 @@ var envVars = []EnvVar{
 		Default:     "none (the Guard's logger)",
 		Description: "JSON Lines file of the transformation log: output formats that failed or ran slowly."},
 	{Name: "CTXFIT_SLOW_THRESHOLD_MS", Field: "Wrapper.SlowThresholdMs", Key: "wrapper.slowThresholdMs", Form: formMs,
-		Default:     strconv.Itoa(ctxfit.DefaultSlowThresholdMs),
+		Default:     strconv.Itoa(settings.DefaultSlowThresholdMs),
 		Description: "Processing time past which an output format's run is logged as slow; less than the format time limit."},
 	{Name: "CTXFIT_FORMAT_TIMEOUT_MS", Field: "Wrapper.TimeoutMs", Key: "wrapper.timeoutMs", Form: formMs,
-		Default:     strconv.Itoa(ctxfit.DefaultFormatTimeoutMs),
+		Default:     strconv.Itoa(settings.DefaultFormatTimeoutMs),
 		Description: "Time limit of an output format's run, at most 100; past it the response is shaped as if it had no format."},
 	{Name: EnvConfig, Form: formPath,
 		Default:     "none",
@@ -197,7 +197,7 @@ func EnvMarkdown() string {
 // Every malformed variable is reported, joined in one error that names the
 // variable, the value (except for secrets) and the expected form.
 // CTXFIT_CONFIG is not read here; [Load] reads it.
-func FromEnv(base ctxfit.Config, getenv func(string) string) (ctxfit.Config, error) {
+func FromEnv(base settings.Config, getenv func(string) string) (settings.Config, error) {
 	c, set, err := overlayEnv(base, getenv)
 	if err != nil {
 		return base, err
@@ -214,7 +214,7 @@ func FromEnv(base ctxfit.Config, getenv func(string) string) (ctxfit.Config, err
 
 // overlayEnv applies the variables to c without validating; set lists the
 // variables that were applied.
-func overlayEnv(c ctxfit.Config, getenv func(string) string) (_ ctxfit.Config, set []string, _ error) {
+func overlayEnv(c settings.Config, getenv func(string) string) (_ settings.Config, set []string, _ error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -238,7 +238,7 @@ func overlayEnv(c ctxfit.Config, getenv func(string) string) (_ ctxfit.Config, s
 	return c, set, nil
 }
 
-var durationType = reflect.TypeFor[ctxfit.Duration]()
+var durationType = reflect.TypeFor[settings.Duration]()
 
 // fieldOf returns the field of the struct value rv that a dotted
 // EnvVar.Field names.

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config/settings"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -63,39 +63,39 @@ func FormatOf(path string) Format {
 // [FormatOf]) and validates them. Errors name the file and, where the decoder
 // knows them, the line, the field and the rule; a missing file's error
 // matches [fs.ErrNotExist].
-func LoadFile(path string) (ctxfit.Config, error) {
+func LoadFile(path string) (settings.Config, error) {
 	c, err := readFile(path)
 	if err != nil {
-		return ctxfit.Config{}, err
+		return settings.Config{}, err
 	}
 	if err := c.Validate(); err != nil {
-		return ctxfit.Config{}, &invalidError{source: path, err: err}
+		return settings.Config{}, &invalidError{source: path, err: err}
 	}
 	return c, nil
 }
 
 // Parse reads the settings in data, a JSON or YAML document, and validates
 // them. It is [LoadFile] for a document already in memory.
-func Parse(data []byte, format Format) (ctxfit.Config, error) {
+func Parse(data []byte, format Format) (settings.Config, error) {
 	c, format, err := decode(data, format)
 	if err != nil {
-		return ctxfit.Config{}, fmt.Errorf("config: %w", err)
+		return settings.Config{}, fmt.Errorf("config: %w", err)
 	}
 	if err := c.Validate(); err != nil {
-		return ctxfit.Config{}, &invalidError{source: "the " + format.String() + " document", err: err}
+		return settings.Config{}, &invalidError{source: "the " + format.String() + " document", err: err}
 	}
 	return c, nil
 }
 
 // readFile reads and decodes path without validating.
-func readFile(path string) (ctxfit.Config, error) {
+func readFile(path string) (settings.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ctxfit.Config{}, fmt.Errorf("config: read settings file: %w (check the path given to Load or in %s)", err, EnvConfig)
+		return settings.Config{}, fmt.Errorf("config: read settings file: %w (check the path given to Load or in %s)", err, EnvConfig)
 	}
 	c, _, err := decode(data, FormatOf(path))
 	if err != nil {
-		return ctxfit.Config{}, fmt.Errorf("config: %s: %w", path, err)
+		return settings.Config{}, fmt.Errorf("config: %s: %w", path, err)
 	}
 	return c, nil
 }
@@ -108,7 +108,7 @@ var errEmpty = errors.New(`the document is empty; write {} to mean "all defaults
 // decode parses data into a Config without validating, and returns the format
 // it read. Its errors do not start with "config:"; the callers add it and
 // the source.
-func decode(data []byte, format Format) (ctxfit.Config, Format, error) {
+func decode(data []byte, format Format) (settings.Config, Format, error) {
 	trimmed := bytes.TrimSpace(data)
 	if format == FormatDetect {
 		format = FormatYAML
@@ -117,7 +117,7 @@ func decode(data []byte, format Format) (ctxfit.Config, Format, error) {
 		}
 	}
 	var (
-		c   ctxfit.Config
+		c   settings.Config
 		err error
 	)
 	switch format {
@@ -135,7 +135,7 @@ func decode(data []byte, format Format) (ctxfit.Config, Format, error) {
 		return c, format, fmt.Errorf("unknown format %v: use FormatDetect, FormatJSON or FormatYAML", format)
 	}
 	if err != nil {
-		return ctxfit.Config{}, format, err
+		return settings.Config{}, format, err
 	}
 	return c, format, nil
 }
@@ -143,7 +143,7 @@ func decode(data []byte, format Format) (ctxfit.Config, Format, error) {
 // durationKeys are the JSON and YAML names of the Duration fields of Config.
 var durationKeys = func() []string {
 	var keys []string
-	t := reflect.TypeFor[ctxfit.Config]()
+	t := reflect.TypeFor[settings.Config]()
 	for i := range t.NumField() {
 		if f := t.Field(i); f.Type == durationType {
 			keys = append(keys, tagName(f.Tag.Get("json")))
@@ -154,7 +154,7 @@ var durationKeys = func() []string {
 
 func tagName(tag string) string { name, _, _ := strings.Cut(tag, ","); return name }
 
-func decodeJSON(data []byte, c *ctxfit.Config) error {
+func decodeJSON(data []byte, c *settings.Config) error {
 	// Check durations first: Duration's own errors do not name the field.
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
@@ -167,7 +167,7 @@ func decodeJSON(data []byte, c *ctxfit.Config) error {
 				if json.Unmarshal(raw, &secs) == nil && math.Abs(secs) >= math.MaxInt64/float64(time.Second) {
 					return fmt.Errorf("field %s: %s seconds is out of range: want at most 2562047h (about 292 years)", key, raw)
 				}
-				var d ctxfit.Duration
+				var d settings.Duration
 				if d.UnmarshalJSON(raw) != nil {
 					return fmt.Errorf(`field %s: %s is not a duration: want a Go duration string such as "10m" or "30s", or a number of seconds`, key, raw)
 				}
@@ -243,7 +243,7 @@ func position(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
-func decodeYAML(data []byte, c *ctxfit.Config) (err error) {
+func decodeYAML(data []byte, c *settings.Config) (err error) {
 	// yaml v3 panics with its own error type on bad input and recovers it;
 	// recover anything else too, so a malformed file can never take the
 	// process down during a hot reload.
@@ -323,11 +323,16 @@ func checkYAML(doc *yaml.Node) error {
 
 var yamlUnknown = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
+// yamlSettingsType matches the Go type yaml names in "cannot unmarshal !!seq
+// into settings.Params": the settings types are known as ctxfit's
+// (ctxfit.Params is settings.Params), and messages keep that name.
+var yamlSettingsType = regexp.MustCompile(`( into \S*?)settings\.`)
+
 // maxMessages bounds how many of a document's errors are listed.
 const maxMessages = 5
 
 // yamlError rewrites yaml v3's errors: "yaml: line 3: field foo not found in
-// type ctxfit.Config" becomes `line 3: unknown field "foo"`, and a long list
+// type settings.Config" becomes `line 3: unknown field "foo"`, and a long list
 // is cut short.
 func yamlError(err error) error {
 	var te *yaml.TypeError
@@ -343,6 +348,7 @@ func yamlError(err error) error {
 			unknown = true
 			m = yamlUnknown.ReplaceAllString(m, `unknown field "$1"`)
 		}
+		m = yamlSettingsType.ReplaceAllString(m, "${1}ctxfit.")
 		if !slices.Contains(msgs, m) {
 			msgs = append(msgs, m)
 		}

@@ -182,6 +182,8 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{"line 2", "field threshold: got string, want a whole number"}, ""},
 		{"a YAML string for a number names the line", "c.yaml", "pageSize: ten",
 			[]string{"line 1: cannot unmarshal !!str `ten` into int"}, ""},
+		{"a YAML list where an object belongs names the type as ctxfit's", "c.yaml", "params: [cursor]\nendpoints: 3\n",
+			[]string{"line 1: cannot unmarshal !!seq into ctxfit.Params", "line 2: cannot unmarshal !!int `3` into []ctxfit.Endpoint"}, "settings."},
 		{"a JSON duration without unit names the field", "c.json", `{"cursorTTL": "10"}`,
 			[]string{`field cursorTTL: "10" is not a duration`, "10m"}, ""},
 		{"a YAML duration without unit names the field and line", "c.yaml", "threshold: 1\nshapeTimeout: 2\n",

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config/settings"
 )
 
 // Load returns the settings from every source, validated once after merging:
@@ -18,7 +18,7 @@ import (
 //
 // A path argument wins over CTXFIT_CONFIG, as a command-line flag usually
 // does over the environment.
-func Load(path string, getenv func(string) string) (ctxfit.Config, error) {
+func Load(path string, getenv func(string) string) (settings.Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -26,19 +26,19 @@ func Load(path string, getenv func(string) string) (ctxfit.Config, error) {
 		path = strings.TrimSpace(getenv(EnvConfig))
 	}
 	var (
-		c       ctxfit.Config
+		c       settings.Config
 		sources []string
 	)
 	if path != "" {
 		var err error
 		if c, err = readFile(path); err != nil {
-			return ctxfit.Config{}, err
+			return settings.Config{}, err
 		}
 		sources = append(sources, path)
 	}
 	c, set, err := overlayEnv(c, getenv)
 	if err != nil {
-		return ctxfit.Config{}, err
+		return settings.Config{}, err
 	}
 	if err := c.Validate(); err != nil {
 		sources = append(sources, set...)
@@ -46,7 +46,7 @@ func Load(path string, getenv func(string) string) (ctxfit.Config, error) {
 		if len(sources) > 0 {
 			src = strings.Join(sources, ", ")
 		}
-		return ctxfit.Config{}, &invalidError{source: src, err: err}
+		return settings.Config{}, &invalidError{source: src, err: err}
 	}
 	return c, nil
 }
@@ -54,7 +54,7 @@ func Load(path string, getenv func(string) string) (ctxfit.Config, error) {
 // invalidError is a Config that failed Validate, with where it came from.
 type invalidError struct {
 	source string // a file, a list of variables, or both
-	err    error  // from ctxfit.Config.Validate
+	err    error  // from settings.Config.Validate
 }
 
 func (e *invalidError) Error() string {
@@ -72,7 +72,7 @@ const redacted = "[redacted]"
 // set and how many, and RedisURL's password reads "xxxxx" (the whole URL
 // "[redacted]" if it does not parse). The copy does not validate; use it
 // only for display.
-func Redacted(c ctxfit.Config) ctxfit.Config {
+func Redacted(c settings.Config) settings.Config {
 	c = clone(c)
 	if c.Secret != "" {
 		c.Secret = redacted
@@ -91,7 +91,7 @@ func Redacted(c ctxfit.Config) ctxfit.Config {
 }
 
 // clone returns a deep copy of c, sharing no slice or pointer with it.
-func clone(c ctxfit.Config) ctxfit.Config {
+func clone(c settings.Config) settings.Config {
 	c.PreviousSecrets = slices.Clone(c.PreviousSecrets)
 	c.Endpoints = slices.Clone(c.Endpoints)
 	for i := range c.Endpoints {
@@ -120,7 +120,7 @@ func cloneBool(p *bool) *bool {
 }
 
 // changed lists the JSON names of the fields that differ between a and b.
-func changed(a, b ctxfit.Config) []string {
+func changed(a, b settings.Config) []string {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
 	var keys []string

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config/settings"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -29,7 +29,7 @@ type WatchOptions struct {
 	// returns it; old is the settings it replaces. Calls come from the
 	// watcher's goroutine, one at a time, and receive copies. OnChange must
 	// not call Close (Close waits for it). Nil means no call.
-	OnChange func(old, new ctxfit.Config)
+	OnChange func(old, new settings.Config)
 	// OnError is called when a reload fails (a malformed or invalid file, a
 	// file removed) and when the file-system watch reports an error; the
 	// previous settings stay in effect. Calls come from the watcher's
@@ -59,7 +59,7 @@ type Watcher struct {
 	anyEvt bool   // path is a symbolic link: reload on any event in its directory
 	opts   WatchOptions
 	fsw    *fsnotify.Watcher
-	cur    atomic.Pointer[ctxfit.Config]
+	cur    atomic.Pointer[settings.Config]
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -137,7 +137,7 @@ func Watch(ctx context.Context, path string, opts *WatchOptions) (*Watcher, erro
 }
 
 // Current returns a copy of the settings in effect.
-func (w *Watcher) Current() ctxfit.Config { return clone(*w.cur.Load()) }
+func (w *Watcher) Current() settings.Config { return clone(*w.cur.Load()) }
 
 // Close stops watching and waits for the watcher's goroutine to end; a
 // reload in progress completes first. It returns the error of closing the
@@ -219,7 +219,7 @@ func (w *Watcher) reload() {
 
 // fieldAttrs returns the fields of c named by keys as log attributes,
 // secrets redacted and durations written as such.
-func fieldAttrs(c ctxfit.Config, keys []string) []any {
+func fieldAttrs(c settings.Config, keys []string) []any {
 	v := reflect.ValueOf(Redacted(c))
 	t := v.Type()
 	var attrs []any
@@ -230,7 +230,7 @@ func fieldAttrs(c ctxfit.Config, keys []string) []any {
 				continue
 			}
 			val := v.Field(i).Interface()
-			if d, ok := val.(ctxfit.Duration); ok {
+			if d, ok := val.(settings.Duration); ok {
 				val = time.Duration(d).String()
 			}
 			attrs = append(attrs, slog.Any(key, val))

@@ -53,7 +53,7 @@ type Options struct {
 	// Cache serves GET responses with status 200 from a response cache
 	// (package cache), keyed by endpoint, path, subject and the query's raw
 	// parameters, under HTTP's caching rules for a shared cache (see
-	// cache.WrapHTTP: no-store, private, Vary, credentials without a
+	// cache.Cache.LookupHTTP: no-store, private, Vary, credentials without a
 	// Subject). Nil means no caching. On a hit the handler does not run,
 	// and its headers other than Content-Type are not replayed.
 	Cache *cache.Cache
@@ -207,7 +207,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.bw.reset(w, cfg.MaxBufferBytes)
 	fetch := c.fetchFunc
 	if h.opts.Cache != nil && r.Method == http.MethodGet {
-		c.via = cache.WrapHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
+		c.via = ctxfit.CachedHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
 		fetch = c.viaFunc
 	}
 	var res ctxfit.Result

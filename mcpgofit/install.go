@@ -251,7 +251,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, cacheable bool, e
 		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}
 	if a.cache != nil && cacheable {
-		fetch = cache.Wrap(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
+		fetch = ctxfit.Cached(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
 	}
 	resp, err := fetch(ctx)
 	call.CacheHit = resp.CacheHit

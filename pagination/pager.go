@@ -42,7 +42,7 @@ type Pager struct {
 	budget       budget.Budget
 	defaultLimit int
 	maxLimit     int
-	limitRule    string
+	maxRule      string // the rule a limit above maxLimit breaks (see Limit)
 }
 
 // NewPager returns a Pager that seals cursors with codec. opts is copied;
@@ -84,7 +84,7 @@ func NewPager(codec *cursor.Codec, opts *Options) (*Pager, error) {
 		budget:       o.Budget,
 		defaultLimit: o.DefaultLimit,
 		maxLimit:     o.MaxLimit,
-		limitRule:    limitRule(o.MaxLimit),
+		maxRule:      maxRule(o.MaxLimit),
 	}, nil
 }
 

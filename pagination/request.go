@@ -76,24 +76,24 @@ type validatedOptions struct {
 // Limit returns the page limit req asks for: req.Limit, or the default limit
 // when it is zero. A negative limit, or one above the maximum, is an error
 // that wraps [ErrInvalidLimit] and is a [*LimitError] naming the rule broken.
+//
+// Limit runs on every paged request, so it checks the two rules itself;
+// the validator checks the Pager's options once, in [NewPager].
 func (p *Pager) Limit(req Request) (int, error) {
-	if req.Limit == 0 {
+	switch {
+	case req.Limit == 0:
 		return p.defaultLimit, nil
+	case req.Limit < 0:
+		return 0, &LimitError{Limit: req.Limit, Max: p.maxLimit, Rule: ruleNotNegative}
+	case req.Limit > p.maxLimit:
+		return 0, &LimitError{Limit: req.Limit, Max: p.maxLimit, Rule: p.maxRule}
 	}
-	err := validate.Var(req.Limit, p.limitRule)
-	if err == nil {
-		return req.Limit, nil
-	}
-	var verrs validator.ValidationErrors
-	rule := p.limitRule
-	if errors.As(err, &verrs) && len(verrs) > 0 {
-		rule = verrs[0].Tag()
-		if param := verrs[0].Param(); param != "" {
-			rule += "=" + param
-		}
-	}
-	return 0, &LimitError{Limit: req.Limit, Max: p.maxLimit, Rule: rule}
+	return req.Limit, nil
 }
+
+// ruleNotNegative is the rule a negative limit breaks, in the validator's
+// notation that [LimitError.Rule] uses.
+const ruleNotNegative = "gte=0"
 
 // newOptionsError turns a validation failure of the Pager options into a
 // message that names the field and the rule.
@@ -118,6 +118,8 @@ func newOptionsError(err error, o validatedOptions) error {
 	}
 }
 
-func limitRule(maxLimit int) string {
-	return "gte=0,lte=" + strconv.Itoa(maxLimit)
+// maxRule is the rule a limit above maxLimit breaks, in the validator's
+// notation that [LimitError.Rule] uses.
+func maxRule(maxLimit int) string {
+	return "lte=" + strconv.Itoa(maxLimit)
 }

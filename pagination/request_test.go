@@ -78,6 +78,41 @@ func TestLimitWithConfiguredLimits(t *testing.T) {
 	assert.Equal(t, 5, resp.Meta.PageSize)
 }
 
+// The per-request check is written by hand (the validator checks only the
+// options, in NewPager); these are the errors the validator's rules gave.
+func TestLimitRejectsABadLimitAsTheValidatorDid(t *testing.T) {
+	p := newPager(t, nil, &pagination.Options{DefaultLimit: 5, MaxLimit: 10})
+	tests := []struct {
+		name  string
+		limit int
+		want  pagination.LimitError
+		msg   string
+	}{
+		{"a negative limit breaks gte=0", -3, pagination.LimitError{Limit: -3, Max: 10, Rule: "gte=0"},
+			"pagination: limit -3 must not be negative (rule gte=0); omit limit or send 0 for the default page size, or a value from 1 to 10"},
+		{"the most negative limit breaks gte=0", -1 << 62, pagination.LimitError{Limit: -1 << 62, Max: 10, Rule: "gte=0"},
+			"pagination: limit -4611686018427387904 must not be negative (rule gte=0); omit limit or send 0 for the default page size, or a value from 1 to 10"},
+		{"one above the maximum breaks lte=10", 11, pagination.LimitError{Limit: 11, Max: 10, Rule: "lte=10"},
+			"pagination: limit 11 exceeds the maximum of 10 (rule lte=10); request at most 10 items per page and follow nextCursor for the rest"},
+		{"a huge limit breaks lte=10", 1 << 62, pagination.LimitError{Limit: 1 << 62, Max: 10, Rule: "lte=10"},
+			"pagination: limit 4611686018427387904 exceeds the maximum of 10 (rule lte=10); request at most 10 items per page and follow nextCursor for the rest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := p.Limit(pagination.Request{Limit: tt.limit})
+			require.EqualError(t, err, tt.msg)
+			var le *pagination.LimitError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tt.want, *le)
+		})
+	}
+	for _, limit := range []int{1, 5, 10} {
+		got, err := p.Limit(pagination.Request{Limit: limit})
+		require.NoError(t, err)
+		assert.Equal(t, limit, got, "a limit from 1 to the maximum is accepted as it is")
+	}
+}
+
 func TestRequestJSONNames(t *testing.T) {
 	var req pagination.Request
 	require.NoError(t, json.Unmarshal([]byte(`{"limit":20,"cursor":"abc"}`), &req))

@@ -1,13 +1,13 @@
 // Command schemagen writes config/schema.json, the JSON Schema of ctxfit's
-// settings file, from the Go types that read it: ctxfit.Config, Params and
-// Endpoint in the root package's config.go. Field names come from the json
+// settings file, from the Go types that read it: settings.Config, Params and
+// Endpoint in config/settings/settings.go. Field names come from the json
 // tags, types from the Go types, limits from the validate tags (gte, lte,
 // oneof, min, required, dive) and descriptions from the fields' doc
 // comments, so that editors offer completion and documentation.
 //
 // It runs with go generate in package config:
 //
-//	//go:generate go run ./internal/schemagen -src .. -o schema.json
+//	//go:generate go run ./internal/schemagen -src settings -o schema.json
 //
 // TestSchemaIsUpToDate fails when the committed file is stale.
 package main
@@ -27,11 +27,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config/settings"
 )
 
 func main() {
-	src := flag.String("src", "..", "the directory of the root package's config.go")
+	src := flag.String("src", "settings", "the directory of settings.go, the settings types")
 	out := flag.String("o", "schema.json", "the file to write")
 	flag.Parse()
 	b, err := generate(*src)
@@ -69,16 +69,16 @@ type schema struct {
 // durationPattern matches what time.ParseDuration reads.
 const durationPattern = `^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 
-var durationType = reflect.TypeFor[ctxfit.Duration]()
+var durationType = reflect.TypeFor[settings.Duration]()
 
 // generate returns the schema, indented, with a final newline.
 func generate(srcDir string) ([]byte, error) {
-	docs, err := fieldDocs(filepath.Join(srcDir, "config.go"))
+	docs, err := fieldDocs(filepath.Join(srcDir, "settings.go"))
 	if err != nil {
 		return nil, err
 	}
 	g := &generator{docs: docs, defs: map[string]*schema{}}
-	root := g.object(reflect.TypeFor[ctxfit.Config]())
+	root := g.object(reflect.TypeFor[settings.Config]())
 	root.Schema = "https://json-schema.org/draft/2020-12/schema"
 	root.ID = "https://raw.githubusercontent.com/ctxfit/ctxfit/main/config/schema.json"
 	root.Title = "ctxfit settings"

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSchemaIsUpToDate(t *testing.T) {
-	want, err := generate(filepath.Join("..", "..", ".."))
+	want, err := generate(filepath.Join("..", "..", "settings"))
 	require.NoError(t, err)
 	got, err := os.ReadFile(filepath.Join("..", "..", "schema.json"))
 	require.NoError(t, err)

@@ -1,0 +1,47 @@
+package ctxfit_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// engine is the import path of the root package.
+const engine = "github.com/ctxfit/ctxfit"
+
+// independent are the packages that must not depend on the engine: the
+// drivers (store, cache and their backends), the settings (config), and
+// the concern packages. The engine imports them, never the other way round.
+var independent = []string{
+	"./store/...", "./cache/...", "./config/...",
+	"./budget/...", "./cursor/...", "./pagination/...", "./summary/...", "./chunk/...",
+	"./telemetry/...", "./toon/...", "./conversation/...",
+}
+
+func TestDriversSettingsAndConcernsDoNotImportTheEngine(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	// One line per package: its path, then every package it depends on
+	// (not counting its tests).
+	args := append([]string{"list", "-e", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`}, independent...)
+	out, err := exec.Command(goTool, args...).Output()
+	require.NoError(t, err, "go list %s", strings.Join(independent, " "))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.NotEmpty(t, lines)
+	var offenders []string
+	for _, line := range lines {
+		pkg, deps, _ := strings.Cut(line, " ")
+		for dep := range strings.FieldsSeq(deps) {
+			if dep == engine {
+				offenders = append(offenders, pkg)
+				break
+			}
+		}
+	}
+	assert.Empty(t, offenders, "these packages depend on %s; move what they need out of the engine", engine)
+}
