@@ -96,7 +96,7 @@ type GatewayRecord struct {
 }
 
 // Validate checks that r has an Event, no negative Duration or Tools, a
-// Status of 0 or between 100 and 599, and a Reduction of at most 1. Its
+// Status of 0 or of three digits, and a Reduction of at most 1. Its
 // errors wrap [ErrInvalidRecord]; all the broken rules are reported,
 // joined.
 func (r GatewayRecord) Validate() error {
@@ -113,7 +113,7 @@ func (r GatewayRecord) Validate() error {
 	if r.Tools < 0 {
 		bad("tools %d is negative", r.Tools)
 	}
-	if r.Status != 0 && (r.Status < 100 || r.Status > 599) {
+	if r.Status != 0 && (r.Status < 100 || r.Status > 999) {
 		bad("status %d is not an HTTP status", r.Status)
 	}
 	if r.Reduction > 1 {
