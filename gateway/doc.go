@@ -91,9 +91,16 @@
 //
 // [Gateway.Stats] reports start-up time, discovery time (a session's
 // first request to its first tools/list), validation successes and
-// failures, API calls and errors, the token reductions of shaped results
-// (the mean, and for summaries the share that cut 70% or more), cache hits
-// and misses, and the sessions (current and peak). They are not sent to
-// telemetry sinks: the guard's own telemetry (ctxfit.Options.Sink) records
-// every shaped result.
+// failures, retries after a failure, API calls and errors, the token
+// reductions of shaped results (the mean, and for summaries the share that
+// cut 70% or more), cache hits and misses, and the sessions (current and
+// peak).
+//
+// The same events go, as they happen, to [Options.Sink] when it is a
+// telemetry.GatewaySink: one telemetry.GatewayRecord per start-up,
+// discovery, validation, retry, cache lookup, session opened or closed, API
+// call (with its status) and shaped result. telemetry.Aggregate adds them
+// up, telemetry.SlogSink logs them and package telemetry/otelsink exports
+// them as the ctxfit.gateway.* metrics. Give the guard the same sink
+// (ctxfit.Options.Sink) to have its records of every result beside them.
 package gateway

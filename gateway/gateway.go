@@ -23,6 +23,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // Defaults of [Options].
@@ -158,6 +159,15 @@ type Options struct {
 	// Started is when start-up began (the process start, say), for
 	// [Stats.Startup]. Zero means when New was called.
 	Started time.Time
+	// Sink receives the gateway's events as telemetry.GatewayRecord values
+	// (start-up, discovery, validations and retries, cache hits and
+	// misses, sessions, API calls, shaped results) when it is a
+	// telemetry.GatewaySink; the guard's own records go to the guard's
+	// Options.Sink, which may be the same sink. The gateway calls it off
+	// the request path, through a telemetry.Async that [Gateway.Close]
+	// flushes, so a slow or failing sink never delays or fails a call.
+	// Nil (or a sink that is not a GatewaySink) means no telemetry.
+	Sink telemetry.Sink
 }
 
 // Gateway is an MCP server whose tools call the operations of an HTTP API,
@@ -172,14 +182,16 @@ type Gateway struct {
 	cache  *cache.Cache
 	logger *slog.Logger
 	now    func() time.Time
+	sink   *telemetry.Async // nil: no telemetry
 
 	startup                  time.Duration
-	valid, invalid           atomic.Int64
+	valid, invalid, retries  atomic.Int64
 	calls, apiErrors         atomic.Int64
 	current, peak, connected atomic.Int64
 
 	mu                 sync.Mutex
 	connectedAt        map[*mcp.ServerSession]time.Time
+	failed             map[retryKey]struct{} // tools of sessions whose last call was invalid
 	discovery          []time.Duration
 	shaped, summarized reductions
 }
@@ -248,7 +260,12 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		}
 	}
 	gw := &Gateway{ops: ops, byName: map[string]*tool{}, logger: o.Logger, now: o.Now,
-		connectedAt: map[*mcp.ServerSession]time.Time{}}
+		connectedAt: map[*mcp.ServerSession]time.Time{}, failed: map[retryKey]struct{}{}}
+	if _, ok := o.Sink.(telemetry.GatewaySink); ok {
+		gw.sink = telemetry.NewAsync(o.Sink, &telemetry.AsyncOptions{OnError: func(err error) {
+			o.Logger.Warn("gateway: the telemetry sink failed", "err", err)
+		}})
+	}
 	if o.CacheTTL >= 0 {
 		ttl := def(o.CacheTTL, DefaultCacheTTL)
 		gw.cache = cache.New(&cache.Options{TTL: ttl, MaxEntries: def(o.CacheEntries, DefaultCacheEntries), Now: o.Now})
@@ -278,6 +295,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	gw.server = s
 	gw.startup = o.Now().Sub(started)
 	o.Logger.Info("gateway: ready", "tools", len(ops), "api", base.Redacted(), "startup", gw.startup.String())
+	gw.emit(context.Background(), telemetry.GatewayRecord{Event: telemetry.GatewayStartup, Duration: max(gw.startup, 0), Tools: len(ops)})
 	return gw, nil
 }
 
@@ -331,26 +349,38 @@ func (gw *Gateway) Server() *mcp.Server { return gw.server }
 // [Operations]. The slice is the caller's; the Operations are shared.
 func (gw *Gateway) Operations() []*Operation { return append([]*Operation(nil), gw.ops...) }
 
-// Close releases the response cache.
+// Close releases the response cache and flushes the telemetry of
+// [Options.Sink] (waiting up to 5 seconds). It does not close the sink.
 func (gw *Gateway) Close() error {
+	var errs []error
 	if gw.cache != nil {
-		return gw.cache.Close()
+		errs = append(errs, gw.cache.Close())
 	}
-	return nil
+	if gw.sink != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		errs = append(errs, gw.sink.Close(ctx))
+		cancel()
+	}
+	return errors.Join(errs...)
 }
 
 // call is the handler of one tool: validate, call the API, answer.
 func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	markRan(ctx)
 	var raw json.RawMessage
-	if req != nil && req.Params != nil {
-		raw = req.Params.Arguments
+	var ss *mcp.ServerSession
+	if req != nil {
+		ss = req.Session
+		if req.Params != nil {
+			raw = req.Params.Arguments
+		}
 	}
 	if e := validateArgs(t.schema, raw); e != nil {
-		t.g.invalid.Add(1)
+		t.g.validated(ctx, ss, t.op.Tool.Name, e.Data.Parameter, false)
 		t.g.logger.Info("gateway: invalid arguments", "tool", t.op.Tool.Name, "parameter", e.Data.Parameter)
 		return e.result(!t.op.output), nil
 	}
-	t.g.valid.Add(1)
+	t.g.validated(ctx, ss, t.op.Tool.Name, "", true)
 	var args map[string]any
 	if len(bytes.TrimSpace(raw)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -368,12 +398,17 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 	t.g.calls.Add(1)
 	start := t.g.now()
 	resp, err := t.client.Do(hreq)
+	called := telemetry.GatewayRecord{Event: telemetry.GatewayAPICall, Tool: t.op.Tool.Name, Method: t.op.Method,
+		Duration: max(t.g.now().Sub(start), 0)}
 	if err != nil {
+		t.g.emit(ctx, called)
 		t.g.apiErrors.Add(1)
 		t.g.logger.Warn("gateway: the API did not answer", "tool", t.op.Tool.Name, "method", t.op.Method, "path", t.op.Path)
 		return t.op.unreachable(err), nil
 	}
 	defer resp.Body.Close()
+	called.Status = resp.StatusCode
+	t.g.emit(ctx, called)
 	res := t.op.answer(resp)
 	if res.IsError {
 		t.g.apiErrors.Add(1)

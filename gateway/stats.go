@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // Stats are the gateway's metrics since [New]: the seed's server metrics.
@@ -25,6 +26,10 @@ type Stats struct {
 	// arguments matched the input schema, and those that did not. A call
 	// served from the cache is not validated again, nor counted here.
 	ValidationSuccesses, ValidationFailures int64
+	// Retries counts the calls with valid arguments that followed a
+	// validation failure of the same tool in the same session: the
+	// model's successful retries.
+	Retries int64
 	// Calls counts the API calls made; APIErrors those that got no answer
 	// or one outside 2xx.
 	Calls, APIErrors int64
@@ -61,6 +66,7 @@ func (gw *Gateway) Stats() Stats {
 		Startup:             gw.startup,
 		ValidationSuccesses: gw.valid.Load(),
 		ValidationFailures:  gw.invalid.Load(),
+		Retries:             gw.retries.Load(),
 		Calls:               gw.calls.Load(),
 		APIErrors:           gw.apiErrors.Load(),
 		Sessions:            gw.connected.Load(),
@@ -125,20 +131,22 @@ func (gw *Gateway) connect(ss *mcp.ServerSession) {
 			break
 		}
 	}
+	gw.emit(context.Background(), telemetry.GatewayRecord{Event: telemetry.GatewaySessionOpened})
 	go func() {
 		_ = ss.Wait()
 		gw.current.Add(-1)
 		gw.mu.Lock()
-		delete(gw.connectedAt, ss)
+		gw.forgetLocked(ss)
 		gw.mu.Unlock()
+		gw.emit(context.Background(), telemetry.GatewayRecord{Event: telemetry.GatewaySessionClosed})
 	}()
 }
 
 func (gw *Gateway) listed(ss *mcp.ServerSession) {
 	gw.mu.Lock()
-	defer gw.mu.Unlock()
 	at, ok := gw.connectedAt[ss]
 	if !ok || at.IsZero() {
+		gw.mu.Unlock()
 		return
 	}
 	d := gw.now().Sub(at)
@@ -147,7 +155,9 @@ func (gw *Gateway) listed(ss *mcp.ServerSession) {
 		gw.discovery = gw.discovery[1:]
 	}
 	gw.discovery = append(gw.discovery, d)
+	gw.mu.Unlock()
 	gw.logger.Info("gateway: tools discovered", "discovery", d.String())
+	gw.emit(context.Background(), telemetry.GatewayRecord{Event: telemetry.GatewayDiscovery, Duration: max(d, 0)})
 }
 
 // reductions accumulates token reductions.
@@ -173,19 +183,30 @@ func (r reductions) mean() float64 {
 
 // measure is the receiving middleware, added after mcpfit's, that reads
 // what the guard did to the result of a call of one of the gateway's tools
-// (its _meta dev.ctxfit/strategy, dev.ctxfit/tokens and dev.ctxfit/originalTokens).
+// (its _meta dev.ctxfit/strategy, dev.ctxfit/tokens and dev.ctxfit/originalTokens),
+// and tells a cache hit from a miss for a read-only tool: the call missed
+// when the tool's handler ran.
 func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/call" || err != nil {
-			return res, err
-		}
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || call.Params == nil {
+		if method != "tools/call" || !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		t, ours := gw.byName[call.Params.Name]
+		if !ours {
+			return next(ctx, method, req)
+		}
+		ctx, ran := withRan(ctx)
+		res, err := next(ctx, method, req)
+		if err != nil {
 			return res, err
 		}
-		if _, ours := gw.byName[call.Params.Name]; !ours {
-			return res, err
+		if gw.cache != nil && t.cacheable() {
+			ev := telemetry.GatewayCacheHit
+			if ran.Load() {
+				ev = telemetry.GatewayCacheMiss
+			}
+			gw.emit(ctx, telemetry.GatewayRecord{Event: ev, Tool: call.Params.Name})
 		}
 		r, ok := res.(*mcp.CallToolResult)
 		if !ok || r == nil || r.Meta == nil {
@@ -204,6 +225,7 @@ func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
 			gw.summarized.add(v)
 		}
 		gw.mu.Unlock()
+		gw.emit(ctx, telemetry.GatewayRecord{Event: telemetry.GatewayShaped, Tool: call.Params.Name, Strategy: strategy, Reduction: v})
 		return res, err
 	}
 }

@@ -156,6 +156,9 @@ type HealthReport struct {
 	// Totals are the running totals of every record since the start,
 	// retained or not.
 	Totals Summary `json:"totals"`
+	// Gateway is [Aggregate.Gateway], the running totals of the gateway
+	// records; nil when there were none.
+	Gateway *GatewaySummary `json:"gateway,omitempty"`
 }
 
 // Aggregate is an in-memory [Sink] that keeps the last Capacity records and
@@ -166,6 +169,10 @@ type HealthReport struct {
 // Record validates each record and rejects invalid ones with the error of
 // [Record.Validate]. Queries scan the retained window: for the default
 // capacity that takes well under a millisecond.
+//
+// An Aggregate is a [GatewaySink] too: [Aggregate.RecordGateway] keeps
+// running totals of gateway records ([Aggregate.Gateway]), reported in the
+// health report.
 //
 // An Aggregate is safe for concurrent use. Its zero value is not usable; call
 // [NewAggregate].
@@ -179,6 +186,7 @@ type Aggregate struct {
 	oversize int     // oversized entries in ring
 	above    bool    // the oversize rate is above the threshold
 	total    acc     // every record ever accepted
+	gw       gatewayAcc
 }
 
 // entry is the part of a Record the Aggregate keeps.
@@ -401,7 +409,13 @@ func (a *Aggregate) Health() HealthReport {
 	if window.Count >= a.opts.OversizeMinRecords && window.OversizeRate > a.opts.OversizeThreshold {
 		status = StatusDegraded
 	}
+	var gw *GatewaySummary
+	if a.gw.s.Events > 0 {
+		s := a.gw.summary()
+		gw = &s
+	}
 	return HealthReport{
+		Gateway:           gw,
 		Status:            status,
 		GeneratedAt:       now,
 		StartedAt:         a.started,

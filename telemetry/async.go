@@ -24,6 +24,9 @@ type AsyncOptions struct {
 	// goroutine that dropped it: usually the one serving the request, so it
 	// must be quick and must not block. Nil means drops are only counted.
 	OnDrop func(Record)
+	// OnDropGateway is OnDrop for the records given to
+	// [Async.RecordGateway]. Nil means they are only counted.
+	OnDropGateway func(GatewayRecord)
 	// OnError, when not nil, is called with every error the sink returns, in
 	// the Async's goroutine. Nil means errors are logged with slog.Default()
 	// at WARN. Errors are counted either way.
@@ -45,11 +48,18 @@ type AsyncOptions struct {
 // A record's OptimizationMetadata is read by the sink after Record returns;
 // the caller must not modify it.
 //
+// Async is a [GatewaySink] as well: [Async.RecordGateway] buffers gateway
+// records in the same buffer, in the same order, for a sink that is a
+// GatewaySink, under the same rules (dropped and counted when the buffer is
+// full, flushed by Close).
+//
 // Async is safe for concurrent use. Its zero value is not usable; call
 // [NewAsync]. Close it to stop its goroutine.
 type Async struct {
 	sink    Sink
+	gsink   GatewaySink // sink, if it is one
 	onDrop  func(Record)
+	onDropG func(GatewayRecord)
 	onError func(error)
 
 	mu     sync.RWMutex // guards closed and the sending side of ch
@@ -69,6 +79,7 @@ type Async struct {
 type asyncItem struct {
 	ctx context.Context
 	r   Record
+	g   *GatewayRecord // not nil: a gateway record, and r is unused
 }
 
 // NewAsync starts a goroutine that feeds sink with the records given to the
@@ -90,12 +101,14 @@ func NewAsync(sink Sink, opts *AsyncOptions) *Async {
 	a := &Async{
 		sink:    sink,
 		onDrop:  o.OnDrop,
+		onDropG: o.OnDropGateway,
 		onError: o.OnError,
 		ch:      make(chan asyncItem, o.Buffer),
 		base:    base,
 		cancel:  cancel,
 		done:    make(chan struct{}),
 	}
+	a.gsink, _ = sink.(GatewaySink)
 	go a.run()
 	return a
 }
@@ -104,18 +117,33 @@ func NewAsync(sink Sink, opts *AsyncOptions) *Async {
 // [ErrClosed] after Close; a record dropped because the buffer is full is
 // counted, not reported as an error, since nothing would be done about it.
 func (a *Async) Record(ctx context.Context, r Record) error {
+	return a.enqueue(asyncItem{ctx: ctx, r: r})
+}
+
+// RecordGateway buffers r for the sink, as Record does, when the sink is a
+// [GatewaySink]; otherwise it does nothing and returns nil. It returns nil,
+// or [ErrClosed] after Close; a record dropped because the buffer is full is
+// counted in [Async.Dropped] and given to OnDropGateway.
+func (a *Async) RecordGateway(ctx context.Context, r GatewayRecord) error {
+	if a.gsink == nil {
+		return nil
+	}
+	return a.enqueue(asyncItem{ctx: ctx, g: &r})
+}
+
+func (a *Async) enqueue(it asyncItem) error {
 	a.mu.RLock()
 	if a.closed {
 		a.mu.RUnlock()
-		a.drop(r)
+		a.dropItem(it)
 		return ErrClosed
 	}
 	select {
-	case a.ch <- asyncItem{ctx, r}:
+	case a.ch <- it:
 		a.mu.RUnlock()
 	default:
 		a.mu.RUnlock()
-		a.drop(r)
+		a.dropItem(it)
 	}
 	return nil
 }
@@ -127,11 +155,22 @@ func (a *Async) drop(r Record) {
 	}
 }
 
+func (a *Async) dropItem(it asyncItem) {
+	if it.g == nil {
+		a.drop(it.r)
+		return
+	}
+	a.dropped.Add(1)
+	if a.onDropG != nil {
+		a.onDropG(*it.g)
+	}
+}
+
 func (a *Async) run() {
 	defer close(a.done)
 	for it := range a.ch {
 		if a.abandon.Load() {
-			a.drop(it.r)
+			a.dropItem(it)
 			continue
 		}
 		a.send(it)
@@ -145,7 +184,12 @@ func (a *Async) send(it asyncItem) {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	stop := context.AfterFunc(a.base, cancel)
-	err := safeRecord(ctx, a.sink, it.r)
+	var err error
+	if it.g != nil {
+		err = safeRecordGateway(ctx, a.gsink, *it.g)
+	} else {
+		err = safeRecord(ctx, a.sink, it.r)
+	}
 	stop()
 	cancel()
 	if err != nil {

@@ -35,6 +35,18 @@
 //     blocks and never fails; records that do not fit its buffer are dropped
 //     and counted.
 //
+// # Gateway records
+//
+// An API-to-MCP gateway (package gateway) reports its own events as
+// [GatewayRecord] values: start-up and discovery times, validation
+// successes, failures and retries, cache hits and misses, sessions opened
+// and closed, API calls with their status, and the token reductions of its
+// shaped results. A sink receives them when it implements the optional
+// [GatewaySink] interface; [RecordGateway] gives a record to any [Sink],
+// doing nothing for sinks that do not take them. [Multi], [Async],
+// [SlogSink], [Aggregate] ([Aggregate.Gateway], a [GatewaySummary]) and
+// otelsink's Sink all do.
+//
 // # Failure never reaches the response
 //
 // A sink's error is for the caller to log or count; it never fails a

@@ -37,6 +37,9 @@ const (
 // (its keys in snake_case too). No attribute is written empty. The line's
 // time is the record's Timestamp (now, when that is zero).
 //
+// A SlogSink is a [GatewaySink] too: [SlogSink.RecordGateway] logs one line
+// per gateway record.
+//
 // A SlogSink is safe for concurrent use when its handler is, as slog's
 // handlers are. Its zero value is not usable; call [NewSlogSink].
 type SlogSink struct {

@@ -17,9 +17,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
+	"github.com/ctxfit/ctxfit/telemetry/otelsink"
 )
 
 const gatewayUsage = `Usage: ctxfit gateway --openapi FILE_OR_URL [--base-url URL] [--include OPS]
@@ -32,7 +37,8 @@ before the call and every result kept within the token budget by ctxfit
 rest). GET results are cached. Serves stdio (standard input and output are
 the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp with a health report at
-http://ADDR/healthz.
+http://ADDR/healthz and Prometheus metrics at http://ADDR/metrics (the
+gateway's ctxfit_gateway_* series beside the guard's ctxfit_* ones).
 
 MCP_TRANSPORT=http (or streamable-http, http-sse) with MCP_PORT=PORT
 (1024-65535) serves streamable HTTP on 127.0.0.1:PORT when --listen is not
@@ -173,6 +179,15 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
+	var metrics http.Handler
+	if f.guard.listen != "" {
+		sink, handler, shutdown, err := prometheusSink()
+		if err != nil {
+			return err
+		}
+		defer shutdown() // after the guard and the gateway have flushed theirs
+		f.guard.sink, metrics = sink, handler
+	}
 	g, closeGuard, err := newProxyGuard(ctx, f.guard, getenv, logger)
 	if err != nil {
 		return err
@@ -181,6 +196,7 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	opts := &gateway.Options{
 		BaseURL: f.baseURL, Include: f.include, Header: f.headers, Timeout: f.timeout,
 		CacheTTL: f.cacheTTL, CacheEntries: f.entries, Logger: logger, Started: started,
+		Sink: f.guard.sink,
 	}
 	if f.noCache {
 		opts.CacheTTL = -1
@@ -202,14 +218,38 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		return nil
 	}
-	return serveGatewayHTTP(ctx, f.guard.listen, gw, logger, listening)
+	return serveGatewayHTTP(ctx, f.guard.listen, gw, metrics, logger, listening)
 }
 
-// serveGatewayHTTP serves the gateway as streamable HTTP at /mcp and its
-// health report (the status and [gateway.Stats]) at /healthz.
-func serveGatewayHTTP(ctx context.Context, addr string, gw *gateway.Gateway, logger *slog.Logger, listening func(string)) error {
+// prometheusSink returns an otelsink.Sink whose metrics the returned
+// handler serves in Prometheus's text format, from a registry of their own
+// (not the process's default one), and the function that shuts the meter
+// provider down.
+func prometheusSink() (*otelsink.Sink, http.Handler, func(), error) {
+	registry := prometheus.NewRegistry()
+	exporter, err := otelprom.New(otelprom.WithRegisterer(registry))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("gateway: metrics: %w", err)
+	}
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	shutdown := func() { _ = provider.Shutdown(context.Background()) }
+	sink, err := otelsink.New(provider)
+	if err != nil {
+		shutdown()
+		return nil, nil, nil, err
+	}
+	return sink, promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), shutdown, nil
+}
+
+// serveGatewayHTTP serves the gateway as streamable HTTP at /mcp, its
+// health report (the status and [gateway.Stats]) at /healthz and, when
+// metrics is not nil, the Prometheus metrics at /metrics.
+func serveGatewayHTTP(ctx context.Context, addr string, gw *gateway.Gateway, metrics http.Handler, logger *slog.Logger, listening func(string)) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, nil))
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -227,7 +267,7 @@ func healthReport(s gateway.Stats) map[string]any {
 		"startupMs": ms(s.Startup),
 		"discovery": map[string]any{"count": s.Discoveries, "lastMs": ms(s.DiscoveryLast), "maxMs": ms(s.DiscoveryMax), "meanMs": ms(s.DiscoveryMean)},
 		"validation": map[string]any{"successes": s.ValidationSuccesses, "failures": s.ValidationFailures,
-			"successRate": s.ValidationRate()},
+			"successRate": s.ValidationRate(), "retries": s.Retries},
 		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors},
 		"shaping": map[string]any{"shaped": s.Shaped, "reductionMean": s.ReductionMean, "summarized": s.Summarized,
 			"summaryReductionMean": s.SummaryReductionMean, "summariesAtLeast70": s.SummariesAtLeast70},

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +169,37 @@ func TestGatewayServesStreamableHTTPWithAHealthReport(t *testing.T) {
 	assert.Equal(t, 2, report.Cache.Misses, "the first GET, and the invalid one")
 	assert.GreaterOrEqual(t, report.Sessions.Peak, 1)
 	assert.GreaterOrEqual(t, report.Discovery.Count, 1)
+
+	t.Run("/metrics serves the gateway's series and the guard's", func(t *testing.T) {
+		// A result over the threshold, which the guard shapes and records.
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "listBookings", Arguments: map[string]any{}})
+		require.NoError(t, err)
+		require.False(t, res.IsError)
+		want := []string{
+			`ctxfit_gateway_validations_total{ctxfit_validation_result="failed",gen_ai_tool_name="getBooking"`,
+			`ctxfit_gateway_cache_requests_total{ctxfit_cache_hit="true",gen_ai_tool_name="getBooking"`,
+			`ctxfit_gateway_api_duration_seconds_count{`,
+			`ctxfit_gateway_startup_duration_seconds_count`,
+			`ctxfit_gateway_sessions`,
+			`ctxfit_responses_total{`, // the guard's records of the results
+		}
+		var body string
+		require.Eventually(t, func() bool { // the records reach the sink off the request path
+			resp, err := http.Get(base + "/metrics")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					return false
+				}
+			}
+			return resp.StatusCode == http.StatusOK
+		}, 5*time.Second, 10*time.Millisecond, "want %q in\n%s", want, &stringer{&body})
+	})
 	cs.Close()
 }
 
@@ -226,3 +258,8 @@ func TestGatewayHonoursMCPTransportAndMCPPort(t *testing.T) {
 		assert.Equal(t, "127.0.0.1:0", f.guard.listen)
 	})
 }
+
+// stringer prints a string that a check fills in later.
+type stringer struct{ s *string }
+
+func (s *stringer) String() string { return *s.s }

@@ -25,6 +25,7 @@ import (
 	"github.com/ctxfit/ctxfit/proxy"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 const proxyUsage = `Usage: ctxfit proxy [FLAGS] -- COMMAND [ARGS...]
@@ -65,6 +66,7 @@ type proxyFlags struct {
 	sse        bool
 	headers    headerFlags
 	passEnv    string
+	sink       telemetry.Sink // the guard's telemetry (ctxfit gateway --listen); nil means none
 }
 
 // repeated returns the values of a repeatable flag as they were given.
@@ -297,7 +299,7 @@ func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) strin
 		if err != nil {
 			return nil, nil, err
 		}
-		g, err := ctxfit.New(&ctxfit.Options{Config: c, Store: st, Logger: logger})
+		g, err := ctxfit.New(&ctxfit.Options{Config: c, Store: st, Logger: logger, Sink: f.sink})
 		if err != nil {
 			closeStore(st)
 			return nil, nil, err
@@ -336,7 +338,7 @@ func newProxyGuard(ctx context.Context, f *proxyFlags, getenv func(string) strin
 		w.Close()
 		return nil, nil, err
 	}
-	g, err := ctxfit.New(&ctxfit.Options{Config: c, Store: st, Logger: logger})
+	g, err := ctxfit.New(&ctxfit.Options{Config: c, Store: st, Logger: logger, Sink: f.sink})
 	if err != nil {
 		w.Close()
 		closeStore(st)

@@ -17,6 +17,20 @@
 //	ctxfit.response.tokens       histogram  {token}
 //	ctxfit.estimate.error_ratio  histogram  1           (the endpoint's attributes only)
 //
+// [Sink.RecordGateway] adds the records of an API-to-MCP gateway
+// (telemetry.GatewayRecord) to instruments of their own, with the tool as
+// gen_ai.tool.name and none of the common attributes:
+//
+//	name                               kind            unit        attributes
+//	ctxfit.gateway.startup.duration    histogram       s
+//	ctxfit.gateway.discovery.duration  histogram       s
+//	ctxfit.gateway.validations         counter         {call}      ctxfit.validation.result: ok or failed
+//	ctxfit.gateway.retries             counter         {call}
+//	ctxfit.gateway.cache.requests      counter         {request}   ctxfit.cache.hit
+//	ctxfit.gateway.sessions            up-down counter {session}
+//	ctxfit.gateway.api.duration        histogram       s           http.request.method, http.response.status_code, error.type
+//	ctxfit.gateway.reduction_ratio     histogram       1           ctxfit.strategy
+//
 // The common attributes name the endpoint and what was done:
 //
 //	http.request.method, http.route  an HTTP endpoint: the record's Endpoint is a
@@ -38,7 +52,14 @@
 // ctxfit_response_tokens and ctxfit_estimate_error_ratio, with the labels
 // http_request_method, http_route, gen_ai_tool_name, ctxfit_strategy,
 // ctxfit_outcome, ctxfit_token_type, ctxfit_cache_hit and error_type; the
-// repository's monitoring/ dashboard and alert rules use them.
+// repository's monitoring/ dashboard and alert rules use them. The
+// gateway's become ctxfit_gateway_startup_duration_seconds,
+// ctxfit_gateway_discovery_duration_seconds,
+// ctxfit_gateway_validations_total, ctxfit_gateway_retries_total,
+// ctxfit_gateway_cache_requests_total, ctxfit_gateway_sessions,
+// ctxfit_gateway_api_duration_seconds and ctxfit_gateway_reduction_ratio,
+// with the further labels ctxfit_validation_result and
+// http_response_status_code.
 //
 // ctxfit.tokens with ctxfit.token.type=saved adds TokensBefore − TokensAfter
 // when it is positive (a counter only goes up). ctxfit.estimate.error_ratio
@@ -102,7 +123,8 @@ var (
 	errorBuckets    = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1}
 )
 
-// Sink is a [telemetry.Sink] that records into OpenTelemetry instruments.
+// Sink is a [telemetry.Sink] that records into OpenTelemetry instruments,
+// and a [telemetry.GatewaySink] ([Sink.RecordGateway]).
 // The OpenTelemetry API does not block nor fail on a measurement, so Record
 // always returns nil; wrapping a Sink in [telemetry.NewAsync] is not needed
 // (and would lose the span of the request).
@@ -115,6 +137,7 @@ type Sink struct {
 	duration                          metric.Float64Histogram
 	responseTokens                    metric.Int64Histogram
 	estimateError                     metric.Float64Histogram
+	gw                                gatewayInstruments
 }
 
 // New creates the sink's instruments on a meter of mp named [ScopeName]; nil
@@ -124,46 +147,61 @@ func New(mp metric.MeterProvider) (*Sink, error) {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	m := mp.Meter(ScopeName)
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("otelsink: counter %s: %w", name, err))
-		}
-		return c
-	}
+	b := &builder{m: mp.Meter(ScopeName)}
 	s := &Sink{
-		responses:    counter("ctxfit.responses", "{response}", "Responses handled by ctxfit."),
-		tokens:       counter("ctxfit.tokens", "{token}", "Tokens of the responses as produced (original), as sent (sent), and removed by shaping (saved)."),
-		size:         counter("ctxfit.response.size", "By", "Bytes of the responses as produced (original) and as sent (sent)."),
-		oversize:     counter("ctxfit.oversize.attempts", "{response}", "Responses over the hard cap before shaping."),
-		fallbacks:    counter("ctxfit.fallbacks", "{response}", "Responses for which shaping fell back to a cruder limit."),
-		cacheLookups: counter("ctxfit.cache.lookups", "{lookup}", "Response cache lookups, by hit."),
+		responses:      b.counter("ctxfit.responses", "{response}", "Responses handled by ctxfit."),
+		tokens:         b.counter("ctxfit.tokens", "{token}", "Tokens of the responses as produced (original), as sent (sent), and removed by shaping (saved)."),
+		size:           b.counter("ctxfit.response.size", "By", "Bytes of the responses as produced (original) and as sent (sent)."),
+		oversize:       b.counter("ctxfit.oversize.attempts", "{response}", "Responses over the hard cap before shaping."),
+		fallbacks:      b.counter("ctxfit.fallbacks", "{response}", "Responses for which shaping fell back to a cruder limit."),
+		cacheLookups:   b.counter("ctxfit.cache.lookups", "{lookup}", "Response cache lookups, by hit."),
+		duration:       b.histogram("ctxfit.shaping.duration", "s", "Time spent counting and shaping a response.", durationBuckets),
+		responseTokens: b.intHistogram("ctxfit.response.tokens", "{token}", "Tokens of a response as sent.", tokenBuckets),
+		estimateError:  b.histogram("ctxfit.estimate.error_ratio", "1", "Absolute relative error of sampled token estimates.", errorBuckets),
+		gw:             newGatewayInstruments(b),
 	}
-	var err error
-	s.duration, err = m.Float64Histogram("ctxfit.shaping.duration",
-		metric.WithUnit("s"), metric.WithDescription("Time spent counting and shaping a response."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.shaping.duration: %w", err))
-	}
-	s.responseTokens, err = m.Int64Histogram("ctxfit.response.tokens",
-		metric.WithUnit("{token}"), metric.WithDescription("Tokens of a response as sent."),
-		metric.WithExplicitBucketBoundaries(tokenBuckets...))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.response.tokens: %w", err))
-	}
-	s.estimateError, err = m.Float64Histogram("ctxfit.estimate.error_ratio",
-		metric.WithUnit("1"), metric.WithDescription("Absolute relative error of sampled token estimates."),
-		metric.WithExplicitBucketBoundaries(errorBuckets...))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("otelsink: histogram ctxfit.estimate.error_ratio: %w", err))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(b.errs...); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// builder creates instruments on a meter and collects the errors.
+type builder struct {
+	m    metric.Meter
+	errs []error
+}
+
+func (b *builder) fail(kind, name string, err error) {
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("otelsink: %s %s: %w", kind, name, err))
+	}
+}
+
+func (b *builder) counter(name, unit, desc string) metric.Int64Counter {
+	c, err := b.m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	b.fail("counter", name, err)
+	return c
+}
+
+func (b *builder) upDownCounter(name, unit, desc string) metric.Int64UpDownCounter {
+	c, err := b.m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	b.fail("up-down counter", name, err)
+	return c
+}
+
+func (b *builder) histogram(name, unit, desc string, buckets []float64) metric.Float64Histogram {
+	h, err := b.m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+		metric.WithExplicitBucketBoundaries(buckets...))
+	b.fail("histogram", name, err)
+	return h
+}
+
+func (b *builder) intHistogram(name, unit, desc string, buckets []float64) metric.Int64Histogram {
+	h, err := b.m.Int64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+		metric.WithExplicitBucketBoundaries(buckets...))
+	b.fail("histogram", name, err)
+	return h
 }
 
 // EndpointAttributes returns the attributes that name an endpoint: for an
