@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/exampleapi"
-	"github.com/ctxfit/ctxfit/internal/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -155,7 +155,7 @@ func TestTheGatewayRecordsStartupSessionsAndDiscovery(t *testing.T) {
 }
 
 func TestTheGatewayRecordsTheReductionOfShapedResults(t *testing.T) {
-	api := httptest.NewServer(exampleapi.Handler())
+	api := httptest.NewServer(bookings.Handler())
 	t.Cleanup(api.Close)
 	doc, err := gateway.Parse(t.Context(), readFile(t, "../examples/httpserver/openapi.json"))
 	require.NoError(t, err)
