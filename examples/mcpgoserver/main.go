@@ -41,8 +41,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/config"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpgofit"
+	"github.com/ctxfit/ctxfit/store/redisstore"
 )
 
 func main() {
@@ -96,7 +99,7 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*serv
 	if raw {
 		return s, func() error { return nil }, nil
 	}
-	g, closeGuard, err := bookingtools.Guard(getenv, logger)
+	g, closeGuard, err := newGuard(getenv, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,6 +110,33 @@ func newServer(raw bool, getenv func(string) string, logger *slog.Logger) (*serv
 		return nil, nil, err
 	}
 	return s, closeGuard, nil
+}
+
+// newGuard returns the example's guard: settings from config.Load (CTXFIT_*
+// variables and the CTXFIT_CONFIG file) with the example's endpoints, and the
+// Redis store when CTXFIT_REDIS_URL is set. The returned function closes the
+// guard, then the store.
+func newGuard(getenv func(string) string, logger *slog.Logger) (*ctxfit.Guard, func() error, error) {
+	cfg, err := config.Load("", getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Endpoints = bookingtools.WithEndpoints(cfg.Endpoints)
+	st, err := redisstore.FromURL(cfg.RedisURL, &redisstore.Options{Timeout: time.Duration(cfg.StoreTimeout)}) // nil unless CTXFIT_REDIS_URL is set
+	if err != nil {
+		return nil, nil, err
+	}
+	closeStore := func() error {
+		if st == nil {
+			return nil
+		}
+		return st.Close()
+	}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: st, Logger: logger})
+	if err != nil {
+		return nil, nil, errors.Join(err, closeStore())
+	}
+	return g, func() error { return errors.Join(g.Close(), closeStore()) }, nil
 }
 
 type listInput struct {
