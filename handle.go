@@ -422,7 +422,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if req.resumed {
 		p, err = e.codec.OpenFor(req.Cursor, req.Subject)
 	} else {
-		p, err = e.codec.Decode(req.Cursor, cursor.Expect{Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters})
+		p, err = e.codec.Decode(req.Cursor, cursor.Binding{Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters})
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)

@@ -76,7 +76,7 @@ func itoa(i int) string {
 	return string(b)
 }
 
-var listQuery = pagination.Query{
+var listQuery = cursor.Binding{
 	Scope:   "list_records",
 	Subject: "tenant-1",
 	Order:   "id_asc",

@@ -98,7 +98,7 @@ type position struct {
 }
 
 // start validates req and returns its limit and starting position.
-func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error) {
+func (p *Pager) start(req Request, q *cursor.Binding) (limit int, pos position, err error) {
 	if limit, err = p.Limit(req); err != nil {
 		return 0, pos, err
 	}
@@ -108,7 +108,7 @@ func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error
 	if req.Cursor == "" {
 		return limit, pos, nil
 	}
-	pl, err := p.codec.Decode(req.Cursor, q.expect())
+	pl, err := p.codec.Decode(req.Cursor, expect(q))
 	if err != nil {
 		return 0, pos, fmt.Errorf("pagination: %w", err)
 	}
@@ -133,7 +133,7 @@ func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error
 // Errors wrap [ErrInvalidLimit], a cursor sentinel ([cursor.ErrMalformed],
 // [cursor.ErrInvalid], [cursor.ErrExpired], [cursor.ErrMismatch]),
 // [ErrItemTooLarge], or report an item that encoding/json cannot marshal.
-func Paginate[T any](p *Pager, items []T, req Request, q Query) (PaginatedResponse[T], error) {
+func Paginate[T any](p *Pager, items []T, req Request, q cursor.Binding) (PaginatedResponse[T], error) {
 	limit, pos, err := p.start(req, &q)
 	if err != nil {
 		return PaginatedResponse[T]{}, err
@@ -165,7 +165,7 @@ type Source[T any] func(ctx context.Context, offset, limit int) (items []T, tota
 //
 // Errors are those of Paginate, plus errors wrapping [ErrSource] when src
 // fails, reports a negative total, or returns no items before the total.
-func PaginateSource[T any](ctx context.Context, p *Pager, src Source[T], req Request, q Query) (PaginatedResponse[T], error) {
+func PaginateSource[T any](ctx context.Context, p *Pager, src Source[T], req Request, q cursor.Binding) (PaginatedResponse[T], error) {
 	limit, pos, err := p.start(req, &q)
 	if err != nil {
 		return PaginatedResponse[T]{}, err
@@ -194,7 +194,7 @@ func PaginateSource[T any](ctx context.Context, p *Pager, src Source[T], req Req
 
 // page fits window (the items from pos.offset on, at most the limit) to the
 // budget and builds the response.
-func page[T any](ctx context.Context, p *Pager, window []T, total int, pos position, q *Query) (PaginatedResponse[T], error) {
+func page[T any](ctx context.Context, p *Pager, window []T, total int, pos position, q *cursor.Binding) (PaginatedResponse[T], error) {
 	f := fitter{
 		p:      p,
 		ctx:    ctx,

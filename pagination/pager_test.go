@@ -204,21 +204,21 @@ func TestCursorIsBoundToTheQuery(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, first.Meta.HasMore)
 
-	with := func(edit func(q *pagination.Query)) pagination.Query {
+	with := func(edit func(q *cursor.Binding)) cursor.Binding {
 		q := listQuery
 		edit(&q)
 		return q
 	}
 	tests := []struct {
 		name string
-		q    pagination.Query
+		q    cursor.Binding
 	}{
-		{name: "another scope is rejected", q: with(func(q *pagination.Query) { q.Scope = "list_other" })},
-		{name: "another subject is rejected", q: with(func(q *pagination.Query) { q.Subject = "tenant-2" })},
-		{name: "no subject is rejected", q: with(func(q *pagination.Query) { q.Subject = "" })},
-		{name: "another order is rejected", q: with(func(q *pagination.Query) { q.Order = "id_desc" })},
-		{name: "other filters are rejected", q: with(func(q *pagination.Query) { q.Filters = json.RawMessage(`{"status":"archived"}`) })},
-		{name: "no filters are rejected", q: with(func(q *pagination.Query) { q.Filters = nil })},
+		{name: "another scope is rejected", q: with(func(q *cursor.Binding) { q.Scope = "list_other" })},
+		{name: "another subject is rejected", q: with(func(q *cursor.Binding) { q.Subject = "tenant-2" })},
+		{name: "no subject is rejected", q: with(func(q *cursor.Binding) { q.Subject = "" })},
+		{name: "another order is rejected", q: with(func(q *cursor.Binding) { q.Order = "id_desc" })},
+		{name: "other filters are rejected", q: with(func(q *cursor.Binding) { q.Filters = json.RawMessage(`{"status":"archived"}`) })},
+		{name: "no filters are rejected", q: with(func(q *cursor.Binding) { q.Filters = nil })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestCursorIsBoundToTheQuery(t *testing.T) {
 	}
 
 	t.Run("the same filters in another key order and spacing are accepted", func(t *testing.T) {
-		q := with(func(q *pagination.Query) { q.Filters = json.RawMessage(`{ "status" : "active" }`) })
+		q := with(func(q *cursor.Binding) { q.Filters = json.RawMessage(`{ "status" : "active" }`) })
 		page, err := pagination.Paginate(p, items, pagination.Request{Cursor: first.NextCursor}, q)
 		require.NoError(t, err)
 		assert.Equal(t, 3, page.Items[0].ID)
@@ -240,7 +240,7 @@ func TestCursorIsBoundToTheQuery(t *testing.T) {
 	t.Run("the raw JSON path checks the binding too", func(t *testing.T) {
 		data, err := json.Marshal(items)
 		require.NoError(t, err)
-		_, err = p.PaginateJSON(data, pagination.Request{Cursor: first.NextCursor}, with(func(q *pagination.Query) { q.Scope = "x" }))
+		_, err = p.PaginateJSON(data, pagination.Request{Cursor: first.NextCursor}, with(func(q *cursor.Binding) { q.Scope = "x" }))
 		assert.ErrorIs(t, err, cursor.ErrMismatch)
 	})
 }
@@ -475,7 +475,7 @@ func TestInvalidFiltersAreRejected(t *testing.T) {
 func TestCursorsAreBoundToTheSnapshot(t *testing.T) {
 	p := newPager(t, nil, nil)
 	items := make([]int, 300)
-	q := pagination.Query{Scope: "list", Snapshot: "snap-1"}
+	q := cursor.Binding{Scope: "list", Snapshot: "snap-1"}
 	first, err := pagination.Paginate(p, items, pagination.Request{Limit: 10}, q)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.NextCursor)

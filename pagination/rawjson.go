@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ctxfit/ctxfit/cursor"
 )
 
 // PaginateJSON returns the page that req asks for of the JSON array data,
@@ -21,7 +23,7 @@ import (
 // marshalled and counted. Errors are those of [Paginate], plus
 // [ErrNotArray] when data is not valid JSON or not an array (JSON null
 // included).
-func (p *Pager) PaginateJSON(data []byte, req Request, q Query) (PaginatedResponse[json.RawMessage], error) {
+func (p *Pager) PaginateJSON(data []byte, req Request, q cursor.Binding) (PaginatedResponse[json.RawMessage], error) {
 	limit, pos, err := p.start(req, &q)
 	if err != nil {
 		return PaginatedResponse[json.RawMessage]{}, err
