@@ -1,7 +1,7 @@
 // Package pagination splits a list into pages that fit a token budget and
 // hands back a signed cursor for the rest, so that nothing is lost.
 //
-// A page is a [PaginatedResponse]:
+// A page is a [Page]:
 //
 //	{"items":[...],"nextCursor":"..."|null,"meta":{"totalCount":N,"pageSize":N,"hasMore":bool}}
 //
@@ -38,7 +38,7 @@
 //
 // A page holds at most the requested limit of items, and no more than fit
 // under the budget's threshold, counted exactly by the Pager's counter on the
-// page as [PaginatedResponse.MarshalJSON] writes it: items, nextCursor
+// page as [Page.MarshalJSON] writes it: items, nextCursor
 // (the very cursor that is returned) and meta. A page always holds at least
 // one item while items remain: an item that is over the threshold on its own
 // goes alone on its page, and an item that alone in its page is over the
