@@ -382,9 +382,9 @@ func TestFormattedResponsesKeepBothPromises(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 3))
 	recordsFormat := &ctxfit.OutputFormat{Template: "{{range .}}{{.id}} {{.name}}\n{{end}}", ExtractFields: []string{"id", "name"},
 		Transforms: map[string]string{"name": "truncateText:12"}}
-	strategies := map[string]int{}
+	strategies := map[telemetry.Strategy]int{}
 	for i := range 40 {
-		cfg := ctxfit.Config{Threshold: 500 + r.IntN(4000), PageSize: 1 + r.IntN(50), Mode: []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]}
+		cfg := ctxfit.Config{Threshold: 500 + r.IntN(4000), PageSize: 1 + r.IntN(50), Mode: []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]}
 		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(3000)
 		var raw []byte
 		format := nodesFormat()

@@ -256,10 +256,13 @@ func resolved(c Config) Config {
 	return c
 }
 
+// Mode is how continuations find their data: the type of [Config.Mode].
+type Mode string
+
 // Modes of [Config.Mode].
 const (
-	ModeStore  = "store"
-	ModeReplay = "replay"
+	ModeStore  Mode = "store"
+	ModeReplay Mode = "replay"
 )
 
 func (g *Guard) compile(c Config) (*engine, error) {

@@ -140,7 +140,7 @@ func passThrough(resp Response, tokens int) Result {
 // optimization metadata. The guard uses it where no count can change the
 // decision (a response no longer than the threshold in bytes, a bypass), so
 // that pass-through costs next to nothing.
-func (res *Result) estimatedPassThrough(resp Response, outcome string) {
+func (res *Result) estimatedPassThrough(resp Response, outcome telemetry.Outcome) {
 	*res = passThrough(resp, (len(resp.Body)+3)/4) // budget.Estimator without its margin
 	res.Record.Outcome = outcome
 	res.Record.OptimizationMetadata = estimatedMetadata

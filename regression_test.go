@@ -216,7 +216,7 @@ func TestTheStrategyDoesNotDependOnTiming(t *testing.T) {
 	// limit: the same strategy or a clear, retryable error, never another
 	// shape.
 	body := bookings(t)
-	var strategies []string
+	var strategies []telemetry.Strategy
 	for _, limit := range []ctxfit.Duration{ctxfit.Duration(1 << 40), 1} {
 		g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: limit})
 		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))

@@ -137,7 +137,7 @@ type Result struct {
 	// Shaped reports whether Body differs from the handler's body.
 	Shaped bool
 	// Strategy is what was done: one of the telemetry Strategy constants.
-	Strategy string
+	Strategy telemetry.Strategy
 	// Next is the cursor that continues the response, "" when none; it is
 	// also inside Body. MCP adapters put it in the result's _meta.
 	Next string

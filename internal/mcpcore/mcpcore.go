@@ -106,7 +106,7 @@ const (
 // middleware runs, so results must never share one.
 func Meta(res ctxfit.Result) map[string]any {
 	m := map[string]any{
-		MetaStrategy:       res.Strategy,
+		MetaStrategy:       string(res.Strategy),
 		MetaTokens:         res.Record.TokensAfter,
 		MetaOriginalTokens: res.Record.TokensBefore,
 	}
