@@ -160,7 +160,7 @@ func TestAFormattedResponseIsCompactWithinTheCapAndLeadsBackToTheOriginal(t *tes
 			assert.Equal(t, fmt.Sprintf("Found %d entities:", tc.entities), lines[0])
 			assert.Equal(t, "1. Entity 0 [Person] - A person who appears in episode 0 and in several others... (2h ago, id ...55400000)", lines[1],
 				"the transforms ran: relativeTime on the guard's clock, truncateUuid, truncateText")
-			assert.Contains(t, res.Summary, "details cursor")
+			assert.Contains(t, res.Guidance, "details cursor")
 
 			got := original(t, g, nodesReq, res, fetch, g.Config().HardCap)
 			assert.Equal(t, string(raw), string(got), "nothing lost, byte for byte")

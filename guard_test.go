@@ -199,7 +199,7 @@ func TestALargeObjectIsSummarizedAndTheDrillDownReturnsItWhole(t *testing.T) {
 	assert.Equal(t, telemetry.StrategySummary, res.Strategy)
 	assert.Less(t, res.Record.TokensAfter, res.Record.TokensBefore*3/10, "at least 70% fewer tokens")
 	assert.Contains(t, string(res.Body), `"endpoint":"/api/v1/bookings/BK12345"`)
-	assert.Contains(t, res.Summary, "fields=")
+	assert.Contains(t, res.Guidance, "fields=")
 
 	req.Fields = "all"
 	res, err = g.Handle(context.Background(), req, serve(full, "application/json"))

@@ -342,7 +342,7 @@ func (s *shaper) lines() (Result, error) {
 		line: int64(start), lines: int64(chunk.TotalLines(text))}
 	res, err := s.serveText(r, layout{})
 	if err == nil && res.Next == "" {
-		res.Summary = fmt.Sprintf("Showing lines %d-%d of %d.", start, start+newlines(s.data[from:max(from, to-1)], chunk.FormEscaped), r.lines)
+		res.Guidance = fmt.Sprintf("Showing lines %d-%d of %d.", start, start+newlines(s.data[from:max(from, to-1)], chunk.FormEscaped), r.lines)
 	}
 	return res, err
 }
@@ -666,7 +666,7 @@ func (s *shaper) serveCut(r ref) (Result, error) {
 	rec := withSizes(s.rec, out, min(len(out), tokens), telemetry.StrategyCut, telemetry.OutcomeShaped)
 	rec.ChunkingUsed = true
 	return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategyCut, Next: next, Record: rec,
-		Summary: fmt.Sprintf("Showing bytes %d-%d of %d (cut by size).", start+1, end, len(s.data))}, nil
+		Guidance: fmt.Sprintf("Showing bytes %d-%d of %d (cut by size).", start+1, end, len(s.data))}, nil
 }
 
 // cutEnvelopeBytes bounds the bytes a cut's envelope adds to its content:

@@ -208,7 +208,7 @@ func TestAWideObjectShowsValuesNotJustNames(t *testing.T) {
 	names := strings.Join(page.Meta.More.Names, `","`)
 	assert.LessOrEqual(t, exact.Count(names), g.Config().Threshold/10+20, "the list of names left for later is bounded")
 	assert.NotEmpty(t, res.Next)
-	assert.Contains(t, res.Summary, "Showing members")
+	assert.Contains(t, res.Guidance, "Showing members")
 }
 
 func TestTheStrategyDoesNotDependOnTiming(t *testing.T) {

@@ -157,10 +157,10 @@ type Result struct {
 	// for it, such as a response that must not run again and has no room
 	// in the store).
 	Original string
-	// Summary is a one-line description of what Body holds and how to get
+	// Guidance is a one-line description of what Body holds and how to get
 	// more, for the text an MCP client shows the model, e.g. "Showing items
 	// 1-37 of 500 (3,912 tokens; budget 4,000). ...". "" for a pass-through.
-	Summary string
+	Guidance string
 	// Record is the telemetry record of the response (also sent to the
 	// Guard's sink).
 	Record telemetry.Record
