@@ -128,7 +128,7 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 	if s.rec.TokensBeforeEstimated {
 		about = "about "
 	}
-	res.Summary = fmt.Sprintf("Showing a compact rendering (%s of %s%s tokens; budget %s). The original JSON: its details cursor (meta.detailsCursor) with fields=all.",
+	res.Guidance = fmt.Sprintf("Showing a compact rendering (%s of %s%s tokens; budget %s). The original JSON: its details cursor (meta.detailsCursor) with fields=all.",
 		thousands(res.Record.TokensAfter), about, thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
 	return res, true, nil
 }

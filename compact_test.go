@@ -160,7 +160,7 @@ func TestAFormattedResponseIsCompactWithinTheCapAndLeadsBackToTheOriginal(t *tes
 			assert.Equal(t, fmt.Sprintf("Found %d entities:", tc.entities), lines[0])
 			assert.Equal(t, "1. Entity 0 [Person] - A person who appears in episode 0 and in several others... (2h ago, id ...55400000)", lines[1],
 				"the transforms ran: relativeTime on the guard's clock, truncateUuid, truncateText")
-			assert.Contains(t, res.Summary, "details cursor")
+			assert.Contains(t, res.Guidance, "details cursor")
 
 			got := original(t, g, nodesReq, res, fetch, g.Config().HardCap)
 			assert.Equal(t, string(raw), string(got), "nothing lost, byte for byte")
@@ -382,9 +382,9 @@ func TestFormattedResponsesKeepBothPromises(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 3))
 	recordsFormat := &ctxfit.OutputFormat{Template: "{{range .}}{{.id}} {{.name}}\n{{end}}", ExtractFields: []string{"id", "name"},
 		Transforms: map[string]string{"name": "truncateText:12"}}
-	strategies := map[string]int{}
+	strategies := map[telemetry.Strategy]int{}
 	for i := range 40 {
-		cfg := ctxfit.Config{Threshold: 500 + r.IntN(4000), PageSize: 1 + r.IntN(50), Mode: []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]}
+		cfg := ctxfit.Config{Threshold: 500 + r.IntN(4000), PageSize: 1 + r.IntN(50), Mode: []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]}
 		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(3000)
 		var raw []byte
 		format := nodesFormat()

@@ -61,7 +61,7 @@
 //     encrypted and HMAC-SHA256 signed, expiring, bound to the endpoint and
 //     query they were issued for, with key rotation.
 //   - [github.com/ctxfit/ctxfit/pagination]: budget-fitted pages
-//     (PaginatedResponse[T]).
+//     (Page[T]).
 //   - [github.com/ctxfit/ctxfit/summary]: projections, automatic field
 //     selection, drill-downs, top-N and compact text formats.
 //   - [github.com/ctxfit/ctxfit/chunk]: semantic chunking with exact token

@@ -1,6 +1,8 @@
 package ctxfit
 
 import (
+	"github.com/ctxfit/ctxfit/config/settings"
+
 	"cmp"
 	"crypto/hkdf"
 	"crypto/hmac"
@@ -256,10 +258,14 @@ func resolved(c Config) Config {
 	return c
 }
 
+// Mode is how continuations find their data: the type of [Config.Mode]
+// (see [settings.Mode]).
+type Mode = settings.Mode
+
 // Modes of [Config.Mode].
 const (
-	ModeStore  = "store"
-	ModeReplay = "replay"
+	ModeStore  = settings.ModeStore
+	ModeReplay = settings.ModeReplay
 )
 
 func (g *Guard) compile(c Config) (*engine, error) {

@@ -109,8 +109,8 @@ func TestAResponseUnderTheThresholdPassesThroughByteForByte(t *testing.T) {
 }
 
 func TestAListIsPagedAndEveryItemComesBackOnce(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			g, _ := newGuard(t, ctxfit.Config{Mode: mode})
 			items := corpus.Items(500)
 			body, err := json.Marshal(items)
@@ -199,7 +199,7 @@ func TestALargeObjectIsSummarizedAndTheDrillDownReturnsItWhole(t *testing.T) {
 	assert.Equal(t, telemetry.StrategySummary, res.Strategy)
 	assert.Less(t, res.Record.TokensAfter, res.Record.TokensBefore*3/10, "at least 70% fewer tokens")
 	assert.Contains(t, string(res.Body), `"endpoint":"/api/v1/bookings/BK12345"`)
-	assert.Contains(t, res.Summary, "fields=")
+	assert.Contains(t, res.Guidance, "fields=")
 
 	req.Fields = "all"
 	res, err = g.Handle(context.Background(), req, serve(full, "application/json"))
@@ -394,7 +394,7 @@ func TestNothingOverBudgetNothingLost(t *testing.T) {
 func TestResumeReadsTheToolAndArgumentsFromTheCursor(t *testing.T) {
 	body, _ := json.Marshal(corpus.Items(300))
 	for _, tt := range []struct {
-		mode string
+		mode ctxfit.Mode
 		args json.RawMessage
 	}{
 		{ctxfit.ModeStore, json.RawMessage(`{"status":"confirmed"}`)},
@@ -427,8 +427,8 @@ func TestResumeReadsTheToolAndArgumentsFromTheCursor(t *testing.T) {
 }
 
 func TestADrillDownOverTheHardCapContinuesInPagesInBothModes(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			g, _ := newGuard(t, ctxfit.Config{Mode: mode, Threshold: 300, HardCap: 600})
 			full, _ := json.Marshal(corpus.Booking())
 			req := ctxfit.Request{Endpoint: "get_booking", Path: "get_booking", Fields: "amenities,policies"}

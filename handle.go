@@ -140,7 +140,7 @@ func passThrough(resp Response, tokens int) Result {
 // optimization metadata. The guard uses it where no count can change the
 // decision (a response no longer than the threshold in bytes, a bypass), so
 // that pass-through costs next to nothing.
-func (res *Result) estimatedPassThrough(resp Response, outcome string) {
+func (res *Result) estimatedPassThrough(resp Response, outcome telemetry.Outcome) {
 	*res = passThrough(resp, (len(resp.Body)+3)/4) // budget.Estimator without its margin
 	res.Record.Outcome = outcome
 	res.Record.OptimizationMetadata = estimatedMetadata
@@ -342,7 +342,7 @@ func (s *shaper) lines() (Result, error) {
 		line: int64(start), lines: int64(chunk.TotalLines(text))}
 	res, err := s.serveText(r, layout{})
 	if err == nil && res.Next == "" {
-		res.Summary = fmt.Sprintf("Showing lines %d-%d of %d.", start, start+newlines(s.data[from:max(from, to-1)], chunk.FormEscaped), r.lines)
+		res.Guidance = fmt.Sprintf("Showing lines %d-%d of %d.", start, start+newlines(s.data[from:max(from, to-1)], chunk.FormEscaped), r.lines)
 	}
 	return res, err
 }
@@ -422,7 +422,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if req.resumed {
 		p, err = e.codec.OpenFor(req.Cursor, req.Subject)
 	} else {
-		p, err = e.codec.Decode(req.Cursor, cursor.Expect{Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters})
+		p, err = e.codec.Decode(req.Cursor, cursor.Binding{Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters})
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
@@ -666,7 +666,7 @@ func (s *shaper) serveCut(r ref) (Result, error) {
 	rec := withSizes(s.rec, out, min(len(out), tokens), telemetry.StrategyCut, telemetry.OutcomeShaped)
 	rec.ChunkingUsed = true
 	return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategyCut, Next: next, Record: rec,
-		Summary: fmt.Sprintf("Showing bytes %d-%d of %d (cut by size).", start+1, end, len(s.data))}, nil
+		Guidance: fmt.Sprintf("Showing bytes %d-%d of %d (cut by size).", start+1, end, len(s.data))}, nil
 }
 
 // cutEnvelopeBytes bounds the bytes a cut's envelope adds to its content:

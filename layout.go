@@ -245,16 +245,16 @@ func (s *shaper) summarize() (Result, bool, error) {
 	if s.rec.TokensBeforeEstimated {
 		about = "about "
 	}
-	res.Summary = fmt.Sprintf("Showing a summary (%s of %s%s tokens; budget %s).", thousands(res.Record.TokensAfter),
+	res.Guidance = fmt.Sprintf("Showing a summary (%s of %s%s tokens; budget %s).", thousands(res.Record.TokensAfter),
 		about, thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
 	if d := sum.Summary.Meta.DetailsAvailable; d != nil {
 		if f := d.Parameters["fields"]; f != summary.FieldsAll {
-			res.Summary += fmt.Sprintf(" For the left-out fields request %s with fields=%s (or fields=all; dotted paths such as a.b work too).", d.Endpoint, f)
+			res.Guidance += fmt.Sprintf(" For the left-out fields request %s with fields=%s (or fields=all; dotted paths such as a.b work too).", d.Endpoint, f)
 		} else {
-			res.Summary += fmt.Sprintf(" %s fields were left out: request %s with fields=all, or name the fields (dotted paths such as a.b work too).",
+			res.Guidance += fmt.Sprintf(" %s fields were left out: request %s with fields=all, or name the fields (dotted paths such as a.b work too).",
 				thousands(sum.Summary.Meta.OmittedFieldCount), d.Endpoint)
 		}
 	}
-	res.Summary += s.strandedNote()
+	res.Guidance += s.strandedNote()
 	return res, true, nil
 }

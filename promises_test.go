@@ -15,6 +15,7 @@ import (
 	rebuild "github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/summary"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // envelopeKeys are the only members a shaped response has at its top
@@ -29,7 +30,7 @@ type checked struct {
 	responses   int
 	tokensSent  int
 	original    int
-	strategies  map[string]int
+	strategies  map[telemetry.Strategy]int
 	rebuiltOnce bool
 }
 
@@ -48,7 +49,7 @@ func checkPromises(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, resp ctxfi
 			hardCap = ep.HardCap
 		}
 	}
-	c := checked{original: exact.Count(string(resp.Body)), strategies: map[string]int{}}
+	c := checked{original: exact.Count(string(resp.Body)), strategies: map[telemetry.Strategy]int{}}
 	check := func(res ctxfit.Result) {
 		t.Helper()
 		c.responses++
@@ -158,7 +159,7 @@ func TestEveryShapeKeepsBothPromises(t *testing.T) {
 			Threshold:   500 + r.IntN(4000),
 			ChunkTokens: 100 + r.IntN(2500),
 			PageSize:    1 + r.IntN(50),
-			Mode:        []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
+			Mode:        []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
 		}
 		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(3000)
 		cfg.MaxPageSize = max(cfg.PageSize, 200)

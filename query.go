@@ -46,12 +46,12 @@ func (s *shaper) query(expr string) (Result, error) {
 	if s.rec.TokensBefore <= s.rl.budget.HardCap {
 		rec := withSizes(s.rec, out, s.rec.TokensBefore, telemetry.StrategyQuery, telemetry.OutcomeShaped)
 		return Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategyQuery, Record: rec,
-			Summary: fmt.Sprintf("The query returned %s result%s (%s tokens).", thousands(n), plural(n), thousands(s.rec.TokensBefore))}, nil
+			Guidance: fmt.Sprintf("The query returned %s result%s (%s tokens).", thousands(n), plural(n), thousands(s.rec.TokensBefore))}, nil
 	}
 	start, end, _ := rawjson.Root(out)
 	res, err := s.serveValue(start, end)
 	if err == nil {
-		res.Summary = fmt.Sprintf("The query returned %s result%s (about %s tokens), in pages. ", thousands(n), plural(n), thousands(s.rec.TokensBefore)) + res.Summary
+		res.Guidance = fmt.Sprintf("The query returned %s result%s (about %s tokens), in pages. ", thousands(n), plural(n), thousands(s.rec.TokensBefore)) + res.Guidance
 	}
 	return res, err
 }

@@ -16,8 +16,8 @@ func TestAQueryAnswersInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 	body := bookings(t)
 	var all []map[string]any
 	require.NoError(t, json.Unmarshal(body, &all))
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			g, _ := newGuard(t, ctxfit.Config{Mode: mode, Threshold: 1000, HardCap: 2000})
 			fetch := serve(body, "application/json")
 			first, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, fetch)
@@ -33,7 +33,7 @@ func TestAQueryAnswersInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 				}
 			}
 			assert.JSONEq(t, "["+itoa(want)+"]", string(res.Body))
-			assert.Equal(t, "query", res.Strategy)
+			assert.Equal(t, "query", string(res.Strategy))
 
 			// A query over the response itself, with results over the
 			// budget: in pages, and following them gives every result.

@@ -208,7 +208,7 @@ func TestAWideObjectShowsValuesNotJustNames(t *testing.T) {
 	names := strings.Join(page.Meta.More.Names, `","`)
 	assert.LessOrEqual(t, exact.Count(names), g.Config().Threshold/10+20, "the list of names left for later is bounded")
 	assert.NotEmpty(t, res.Next)
-	assert.Contains(t, res.Summary, "Showing members")
+	assert.Contains(t, res.Guidance, "Showing members")
 }
 
 func TestTheStrategyDoesNotDependOnTiming(t *testing.T) {
@@ -216,7 +216,7 @@ func TestTheStrategyDoesNotDependOnTiming(t *testing.T) {
 	// limit: the same strategy or a clear, retryable error, never another
 	// shape.
 	body := bookings(t)
-	var strategies []string
+	var strategies []telemetry.Strategy
 	for _, limit := range []ctxfit.Duration{ctxfit.Duration(1 << 40), 1} {
 		g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: limit})
 		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))

@@ -137,7 +137,7 @@ type Result struct {
 	// Shaped reports whether Body differs from the handler's body.
 	Shaped bool
 	// Strategy is what was done: one of the telemetry Strategy constants.
-	Strategy string
+	Strategy telemetry.Strategy
 	// Next is the cursor that continues the response, "" when none; it is
 	// also inside Body. MCP adapters put it in the result's _meta.
 	Next string
@@ -157,10 +157,10 @@ type Result struct {
 	// for it, such as a response that must not run again and has no room
 	// in the store).
 	Original string
-	// Summary is a one-line description of what Body holds and how to get
+	// Guidance is a one-line description of what Body holds and how to get
 	// more, for the text an MCP client shows the model, e.g. "Showing items
 	// 1-37 of 500 (3,912 tokens; budget 4,000). ...". "" for a pass-through.
-	Summary string
+	Guidance string
 	// Record is the telemetry record of the response (also sent to the
 	// Guard's sink).
 	Record telemetry.Record

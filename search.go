@@ -367,7 +367,7 @@ func (s *shaper) searchPage(r ref, q *Search, re *regexp.Regexp) (Result, error)
 			unit = "member"
 		}
 	}
-	res.Summary = fmt.Sprintf("Found %s %s%s matching %q; showing %d (%s tokens; budget %s).",
+	res.Guidance = fmt.Sprintf("Found %s %s%s matching %q; showing %d (%s tokens; budget %s).",
 		thousands(int(r.total)), unit, plural(int(r.total)), q.Pattern, shown, thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
 	return res, nil
 }

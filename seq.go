@@ -270,15 +270,15 @@ func (s *shaper) seqResult(r ref, lay layout, pg seqPage) (Result, error) {
 		what = lay.path
 	}
 	if pg.count == 0 {
-		res.Summary = fmt.Sprintf("No more %s (%s in all).", what, thousands(int(r.total)))
+		res.Guidance = fmt.Sprintf("No more %s (%s in all).", what, thousands(int(r.total)))
 	} else {
-		res.Summary = fmt.Sprintf("Showing %s %s-%s of %s (%s tokens; budget %s).", what, thousands(int(r.offset)+1),
+		res.Guidance = fmt.Sprintf("Showing %s %s-%s of %s (%s tokens; budget %s).", what, thousands(int(r.offset)+1),
 			thousands(int(r.offset)+pg.count), thousands(int(r.total)), thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
 	}
 	if held > 0 {
-		res.Summary += fmt.Sprintf(" %d large value(s) held back as parts.", held)
+		res.Guidance += fmt.Sprintf(" %d large value(s) held back as parts.", held)
 	}
-	res.Summary += s.strandedNote()
+	res.Guidance += s.strandedNote()
 	return res, nil
 }
 

@@ -246,7 +246,7 @@ const (
 
 // finish adds the budget fields to a shaped body and counts it exactly;
 // errOverCap when it is over the hard cap.
-func (s *shaper) finish(out []byte, strategy string) (Result, error) {
+func (s *shaper) finish(out []byte, strategy telemetry.Strategy) (Result, error) {
 	out, tokens := withBudget(out, s.e.counter, s.rl.budget)
 	if tokens > s.rl.budget.HardCap {
 		return Result{}, errOverCap
@@ -268,7 +268,7 @@ func (s *shaper) finish(out []byte, strategy string) (Result, error) {
 
 const jsonType = "application/json"
 
-func withSizes(rec telemetry.Record, body []byte, tokens int, strategy, outcome string) telemetry.Record {
+func withSizes(rec telemetry.Record, body []byte, tokens int, strategy telemetry.Strategy, outcome telemetry.Outcome) telemetry.Record {
 	rec.TokensAfter, rec.EstimatedTokens = tokens, tokens
 	rec.BytesAfter, rec.ResponseBytes = len(body), len(body)
 	rec.Strategy, rec.Outcome = strategy, outcome

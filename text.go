@@ -260,9 +260,9 @@ func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) 
 	if lay.path != "" {
 		what = lay.path + " chunk"
 	}
-	res.Summary = fmt.Sprintf("Showing %s %d of %d (lines %s-%s of %s; %s tokens; budget %s).", what, r.index+1, total,
+	res.Guidance = fmt.Sprintf("Showing %s %d of %d (lines %s-%s of %s; %s tokens; budget %s).", what, r.index+1, total,
 		thousands(int(r.line)), thousands(int(endLine)), thousands(int(r.lines)), thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
-	res.Summary += s.strandedNote()
+	res.Guidance += s.strandedNote()
 	return res, nil
 }
 

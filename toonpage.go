@@ -123,8 +123,8 @@ func (s *shaper) toonResult(r ref, lay layout, pg seqPage, text []byte) (Result,
 	res.Record.ItemCount = pg.count
 	res.Record.OptimizationMetadata = map[string]any{"pageSize": pg.count, "totalCount": r.total, "offset": r.offset, "format": FormatTOON}
 	what := cmpOr(lay.path, "items")
-	res.Summary = fmt.Sprintf("Showing %s %s-%s of %s as TOON (%s tokens; budget %s).", what, thousands(int(r.offset)+1),
+	res.Guidance = fmt.Sprintf("Showing %s %s-%s of %s as TOON (%s tokens; budget %s).", what, thousands(int(r.offset)+1),
 		thousands(int(r.offset)+pg.count), thousands(int(r.total)), thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
-	res.Summary += s.strandedNote()
+	res.Guidance += s.strandedNote()
 	return res, nil
 }

@@ -77,8 +77,8 @@ func TestAResponseThatCannotBeContinuedSaysSoWithinTheCap(t *testing.T) {
 			assert.Empty(t, res.Next)
 			assert.Empty(t, res.PartCursor)
 			assert.LessOrEqual(t, exact.Count(string(res.Body)), g.Config().HardCap)
-			assert.Contains(t, res.Summary, "The rest cannot be continued")
-			assert.Equal(t, tc.advice, strings.Contains(res.Summary, "repeat the request"), res.Summary)
+			assert.Contains(t, res.Guidance, "The rest cannot be continued")
+			assert.Equal(t, tc.advice, strings.Contains(res.Guidance, "repeat the request"), res.Guidance)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package chunk
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -14,34 +13,8 @@ import (
 	"github.com/ctxfit/ctxfit/cursor"
 )
 
-// Binding is what a chunked text is: the binding sealed into every cursor a
-// [Chunker] issues for it, and checked when a cursor comes back, like
-// pagination.Query. A cursor is accepted only for the same Scope and
-// Subject, and only for the same text and chunking (see [Chunker.Chunk]).
-//
-// The zero Binding binds cursors to nothing but the Chunker's codec and the
-// text. A Binding is a plain value, safe to copy and share.
-type Binding struct {
-	// Scope is the endpoint or tool the text comes from, e.g.
-	// "GET /api/v1/logs/42" or "read_file".
-	Scope string
-	// Subject is the tenant, session or principal the text belongs to; ""
-	// when cursors are not bound to one.
-	Subject string
-	// Order and Filters are the query the text answers (for example a log
-	// filtered by level), sealed into cursors and compared as
-	// [cursor.Codec.Decode] does; both empty bind nothing.
-	Order   string
-	Filters json.RawMessage
-	// Snapshot is an opaque reference to where the text is kept (for example
-	// a store ID), sealed into cursors ahead of the text's fingerprint and
-	// read back with [SnapshotOf]. It must not contain a space. "" binds
-	// nothing beyond the text itself.
-	Snapshot string
-}
-
-// SnapshotOf returns the Binding.Snapshot sealed in a decoded chunk cursor,
-// so a caller can find the text before calling [Chunker.Chunk].
+// SnapshotOf returns the [cursor.Binding] Snapshot sealed in a decoded chunk
+// cursor, so a caller can find the text before calling [Chunker.Chunk].
 func SnapshotOf(p cursor.Payload) string {
 	ref, _, _ := strings.Cut(p.Snapshot, " ")
 	return ref
@@ -49,7 +22,7 @@ func SnapshotOf(p cursor.Payload) string {
 
 // sealed is what a cursor's Snapshot field holds: the binding's snapshot
 // reference and the text's fingerprint.
-func sealed(b Binding, fp string) string { return b.Snapshot + " " + fp }
+func sealed(b cursor.Binding, fp string) string { return b.Snapshot + " " + fp }
 
 // Chunker cuts texts into chunks within a token limit and issues and checks
 // the cursors that lead from one chunk to the next.
@@ -103,7 +76,7 @@ func (c *Chunker) Split(text string) ([]Span, error) {
 // Errors wrap a cursor sentinel ([cursor.ErrMalformed], [cursor.ErrInvalid],
 // [cursor.ErrExpired], or [cursor.ErrMismatch] for a cursor issued for
 // another binding or another text), or [ErrUnsplittable].
-func (c *Chunker) Chunk(text, cur string, b Binding) (ContentChunk, error) {
+func (c *Chunker) Chunk(text, cur string, b cursor.Binding) (ContentChunk, error) {
 	kind := c.cfg.kindOf(text)
 	fp := c.fingerprint(text, kind)
 	var span Span
@@ -115,7 +88,7 @@ func (c *Chunker) Chunk(text, cur string, b Binding) (ContentChunk, error) {
 		}
 		span, total = spans[0], len(spans)
 	} else {
-		p, err := c.codec.Decode(cur, cursor.Expect{Kind: cursor.KindChunk, Scope: b.Scope, Subject: b.Subject, Order: b.Order, Filters: b.Filters})
+		p, err := c.codec.Decode(cur, cursor.Binding{Kind: cursor.KindChunk, Scope: b.Scope, Subject: b.Subject, Order: b.Order, Filters: b.Filters})
 		if err != nil {
 			return ContentChunk{}, fmt.Errorf("chunk: %w", err)
 		}

@@ -112,15 +112,15 @@ func TestChunkRejectsBadCursors(t *testing.T) {
 		chunker *chunk.Chunker
 		text    string
 		cursor  string
-		binding chunk.Binding
+		binding cursor.Binding
 		want    error
 		msg     string
 	}{
 		{"a cursor that is not base64url is malformed", c, document, "not a cursor!", docBinding, cursor.ErrMalformed, "chunk: cursor: malformed"},
 		{"a tampered cursor is invalid", c, document, string(tampered), docBinding, nil, "chunk: cursor: "},
 		{"a cursor signed with another secret is invalid", c, document, foreign.NextCursor, docBinding, cursor.ErrInvalid, "chunk: cursor: invalid"},
-		{"a cursor from another scope is a mismatch", c, document, next, chunk.Binding{Scope: "other_tool", Subject: "tenant-1"}, cursor.ErrMismatch, "another endpoint or tool"},
-		{"a cursor from another subject is a mismatch", c, document, next, chunk.Binding{Scope: "read_file", Subject: "tenant-2"}, cursor.ErrMismatch, "another subject"},
+		{"a cursor from another scope is a mismatch", c, document, next, cursor.Binding{Scope: "other_tool", Subject: "tenant-1"}, cursor.ErrMismatch, "another endpoint or tool"},
+		{"a cursor from another subject is a mismatch", c, document, next, cursor.Binding{Scope: "read_file", Subject: "tenant-2"}, cursor.ErrMismatch, "another subject"},
 		{"a cursor for another text is a mismatch", c, document + "changed", next, docBinding, cursor.ErrMismatch, "another text"},
 		{"a cursor for another chunk size is a mismatch", newChunker(t, clk, &chunk.Options{MaxTokens: 50}), document, next, docBinding, cursor.ErrMismatch, "another chunk size"},
 		{"a page cursor is a mismatch", c, document, pageCursor(t, clk), docBinding, cursor.ErrMismatch, "another kind"},
@@ -234,12 +234,12 @@ func TestChunkCursorsCarryTheSnapshotReference(t *testing.T) {
 	c, err := chunk.NewChunker(codec, &chunk.Options{MaxTokens: 50})
 	require.NoError(t, err)
 	text := strings.Repeat("Every line of this log matters.\n", 100)
-	b := chunk.Binding{Scope: "read_log", Snapshot: "snap-1"}
+	b := cursor.Binding{Scope: "read_log", Snapshot: "snap-1"}
 
 	first, err := c.Chunk(text, "", b)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.NextCursor)
-	p, err := codec.Decode(first.NextCursor, cursor.Expect{Kind: cursor.KindChunk, Scope: "read_log"})
+	p, err := codec.Decode(first.NextCursor, cursor.Binding{Kind: cursor.KindChunk, Scope: "read_log"})
 	require.NoError(t, err)
 	assert.Equal(t, "snap-1", chunk.SnapshotOf(p))
 

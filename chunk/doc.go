@@ -16,7 +16,7 @@
 // kind of text. [Chunker.Chunk] returns the chunk a request asks for: the
 // first one without a cursor, the next one with the nextCursor of the
 // previous. Cursors carry the byte offset and the number of the next chunk,
-// and are bound to a [Binding] (scope and subject, as pagination.Query) and
+// and are bound to a [cursor.Binding] (scope and subject, as in pagination) and
 // to the text itself; tampered, expired and foreign cursors are rejected
 // with errors wrapping the cursor package's sentinels.
 //

@@ -32,7 +32,7 @@ func ExampleNewChunker() {
 	doc := "# Install\n\nRun the installer and follow the prompts.\n\n" +
 		"# Configure\n\nSet the API key. Then restart the service so that it reads the new key.\n\n" +
 		"# Use\n\nCall the endpoint.\n"
-	binding := chunk.Binding{Scope: "read_doc", Subject: "tenant-42"}
+	binding := cursor.Binding{Scope: "read_doc", Subject: "tenant-42"}
 
 	// The client asks for the first chunk and follows nextCursor.
 	cur := ""
@@ -52,7 +52,7 @@ func ExampleNewChunker() {
 
 	// A cursor for another tool is refused.
 	first, _ := chunker.Chunk(doc, "", binding)
-	_, err = chunker.Chunk(doc, first.NextCursor, chunk.Binding{Scope: "read_other"})
+	_, err = chunker.Chunk(doc, first.NextCursor, cursor.Binding{Scope: "read_other"})
 	fmt.Println(errors.Is(err, cursor.ErrMismatch))
 	// Output:
 	// chunk 1/3, lines 1-4 of 11: "# Install\n\nRun the installer and follow the prompts.\n\n", cursor given: true
@@ -67,7 +67,7 @@ func ExampleChunker_Chunk() {
 		panic(err)
 	}
 	// A text within the limit (2,000 tokens by default) comes back whole.
-	ch, err := chunker.Chunk("2026-01-02T15:04:05Z INFO ready\n", "", chunk.Binding{Scope: "tail_log"})
+	ch, err := chunker.Chunk("2026-01-02T15:04:05Z INFO ready\n", "", cursor.Binding{Scope: "tail_log"})
 	if err != nil {
 		panic(err)
 	}

@@ -51,11 +51,11 @@ func exactCounter(tb testing.TB) budget.Counter {
 	return c
 }
 
-var docBinding = chunk.Binding{Scope: "read_file", Subject: "tenant-1"}
+var docBinding = cursor.Binding{Scope: "read_file", Subject: "tenant-1"}
 
 // follow requests the first chunk and follows nextCursor to the last,
 // returning every chunk.
-func follow(tb testing.TB, c *chunk.Chunker, text string, b chunk.Binding) []chunk.ContentChunk {
+func follow(tb testing.TB, c *chunk.Chunker, text string, b cursor.Binding) []chunk.ContentChunk {
 	tb.Helper()
 	var out []chunk.ContentChunk
 	cur := ""

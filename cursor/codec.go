@@ -246,7 +246,7 @@ func (c *Codec) TTL() time.Duration {
 //
 // p.Kind must not be zero, p.Offset and p.Index must be >= 0, and
 // p.Filters must be nil or valid JSON. Subject, Order and Filters are
-// sealed as digests (Filters of their canonical form, see [Expect]; JSON
+// sealed as digests (Filters of their canonical form, see [Binding]; JSON
 // null is the same as no filters), so the token's length depends only on
 // Scope, Snapshot and Data. Encode fails if the token would be longer than
 // [Options.MaxTokenBytes].
@@ -309,7 +309,7 @@ func (c *Codec) Encode(p Payload) (string, error) {
 // [ErrExpired] (past Expires+Skew, or issued more than Skew in the future)
 // and [ErrMismatch] (another kind, scope, subject, order or filters). No
 // message contains the token.
-func (c *Codec) Decode(token string, want Expect) (Payload, error) {
+func (c *Codec) Decode(token string, want Binding) (Payload, error) {
 	p, err := c.open(token)
 	if err != nil {
 		return Payload{}, err
@@ -455,7 +455,7 @@ func (c *Codec) key(id []byte) *key {
 // bind reports ErrMismatch when p is not bound to want, and otherwise
 // fills p's bound fields from want. The error says which field differs but
 // not how, so it reveals no sealed value.
-func bind(p *sealed, want *Expect) error {
+func bind(p *sealed, want *Binding) error {
 	switch {
 	case want.Kind != 0 && want.Kind != p.Kind:
 		return errOtherKind

@@ -23,7 +23,7 @@ const (
 // back from [Codec.Decode] and [Codec.Open] as they were encoded. It is
 // bound to Subject, Order and Filters by digest (SHA-256, sealed inside the
 // token), so that its size never depends on them: [Codec.Decode] checks
-// them against its [Expect] and returns them as the Expect gives them
+// them against its [Binding] and returns them as the Binding gives them
 // (Filters in canonical form); [Codec.OpenFor] checks only the subject and
 // returns it, and [Codec.Open] checks none and returns them empty.
 //
@@ -43,7 +43,9 @@ type Payload struct {
 	Expires  time.Time       // set by Encode: IssuedAt + TTL; UTC after Decode
 }
 
-// Expect is what the caller of [Codec.Decode] expects a cursor to be bound to.
+// Binding is what a cursor is tied to: what [Codec.Decode] expects a cursor
+// to be bound to, and what pagination's Paginate, PaginateSource and
+// PaginateJSON and chunk's Chunker.Chunk seal into the cursors they issue.
 // A cursor whose kind (when Kind is not zero), scope, subject, order or
 // filters differ is rejected with [ErrMismatch]. Strings are compared
 // exactly; an empty Subject matches only a cursor issued without one.
@@ -56,12 +58,34 @@ type Payload struct {
 //
 // The page size is deliberately not part of it: a client may change the page
 // size between pages.
-type Expect struct {
-	Kind    Kind // zero: any kind
-	Scope   string
+//
+// The zero Binding binds a cursor to nothing but the codec (and, in
+// pagination and chunk, the data). A Binding is a plain value, safe to copy
+// and share; Filters must not be modified while a call that uses it runs.
+type Binding struct {
+	// Kind is the kind of cursor [Codec.Decode] accepts; zero accepts any
+	// kind. Only Decode reads it: pagination and chunk set their own kind.
+	Kind Kind
+	// Scope is the endpoint or tool the cursor is issued for, e.g.
+	// "GET /api/v1/listings" or "list_bookings".
+	Scope string
+	// Subject is the tenant, session or principal; "" when cursors are not
+	// bound to one.
 	Subject string
-	Order   string
+	// Order is the sort order, e.g. "created_desc".
+	Order string
+	// Filters are the query filters, any JSON value; nil or JSON null means
+	// none.
 	Filters json.RawMessage
+	// Snapshot is an opaque reference to the data being paged or chunked.
+	// [Codec.Decode] does not read it; pagination and chunk seal it into
+	// every cursor they issue and check it when one comes back. In
+	// pagination it is the ID of a stored snapshot or a fingerprint of the
+	// data, and a cursor issued for another snapshot is rejected with
+	// [ErrMismatch]; in chunk it is where the text is kept (for example a
+	// store ID), sealed ahead of the text's fingerprint, and must not
+	// contain a space. "" binds nothing.
+	Snapshot string
 }
 
 // Errors returned by [Codec.Decode]. Test with errors.Is.

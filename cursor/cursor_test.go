@@ -64,9 +64,9 @@ func samplePayload() cursor.Payload {
 	}
 }
 
-// expectFor returns the Expect that a payload is bound to.
-func expectFor(p cursor.Payload) cursor.Expect {
-	return cursor.Expect{Kind: p.Kind, Scope: p.Scope, Subject: p.Subject, Order: p.Order, Filters: p.Filters}
+// expectFor returns the Binding that a payload is bound to.
+func expectFor(p cursor.Payload) cursor.Binding {
+	return cursor.Binding{Kind: p.Kind, Scope: p.Scope, Subject: p.Subject, Order: p.Order, Filters: p.Filters}
 }
 
 var sentinels = []error{cursor.ErrMalformed, cursor.ErrInvalid, cursor.ErrExpired, cursor.ErrMismatch}
@@ -192,7 +192,7 @@ func TestZeroCodecReturnsErrors(t *testing.T) {
 	for _, c := range []*cursor.Codec{nil, new(cursor.Codec)} {
 		_, err := c.Encode(samplePayload())
 		assert.ErrorContains(t, err, "NewCodec")
-		_, err = c.Decode("AAAA", cursor.Expect{})
+		_, err = c.Decode("AAAA", cursor.Binding{})
 		assert.ErrorIs(t, err, cursor.ErrInvalid)
 		assert.Zero(t, c.TTL())
 	}
@@ -309,7 +309,7 @@ func TestEncodeRespectsTheTokenCap(t *testing.T) {
 	}
 	require.NotEmpty(t, last)
 	assert.Greater(t, len(last), 196, "the cap is used up to the last base64 group")
-	_, err := c.Decode(last, cursor.Expect{Kind: cursor.KindPage})
+	_, err := c.Decode(last, cursor.Binding{Kind: cursor.KindPage})
 	assert.NoError(t, err, "a token at the cap is accepted")
 }
 
@@ -334,7 +334,7 @@ func TestFiltersAreStoredCanonically(t *testing.T) {
 			p := cursor.Payload{Kind: cursor.KindPage, Filters: json.RawMessage(tt.filters)}
 			tok, err := c.Encode(p)
 			require.NoError(t, err)
-			got, err := c.Decode(tok, cursor.Expect{Filters: json.RawMessage(tt.filters)})
+			got, err := c.Decode(tok, cursor.Binding{Filters: json.RawMessage(tt.filters)})
 			require.NoError(t, err)
 			if tt.want == "" {
 				assert.Nil(t, got.Filters)
@@ -566,10 +566,10 @@ func TestACursorsSizeDoesNotDependOnItsSubjectOrFilters(t *testing.T) {
 	large, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Scope: "list", Subject: strings.Repeat("s", 5000), Filters: big})
 	require.NoError(t, err)
 	assert.Len(t, large, len(small))
-	got, err := c.Decode(large, cursor.Expect{Scope: "list", Subject: strings.Repeat("s", 5000), Filters: big})
+	got, err := c.Decode(large, cursor.Binding{Scope: "list", Subject: strings.Repeat("s", 5000), Filters: big})
 	require.NoError(t, err)
 	assert.Equal(t, []byte(big), []byte(got.Filters))
-	_, err = c.Decode(large, cursor.Expect{Scope: "list", Subject: strings.Repeat("s", 5000), Filters: json.RawMessage(`{"q":"y"}`)})
+	_, err = c.Decode(large, cursor.Binding{Scope: "list", Subject: strings.Repeat("s", 5000), Filters: json.RawMessage(`{"q":"y"}`)})
 	assert.ErrorIs(t, err, cursor.ErrMismatch)
 }
 
@@ -577,8 +577,8 @@ func TestFiltersThatDifferOnlyInInvalidUTF8AreDifferentFilters(t *testing.T) {
 	c := newCodec(t, &clock{t: t0}, nil)
 	tok, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Filters: json.RawMessage("{\"q\":\"\xff\"}")})
 	require.NoError(t, err)
-	_, err = c.Decode(tok, cursor.Expect{Filters: json.RawMessage("{\"q\":\"\xfe\"}")})
+	_, err = c.Decode(tok, cursor.Binding{Filters: json.RawMessage("{\"q\":\"\xfe\"}")})
 	assert.ErrorIs(t, err, cursor.ErrMismatch, "q=%ff and q=%fe must not share a binding")
-	_, err = c.Decode(tok, cursor.Expect{Filters: json.RawMessage("{ \"q\" : \"\xff\" }")})
+	_, err = c.Decode(tok, cursor.Binding{Filters: json.RawMessage("{ \"q\" : \"\xff\" }")})
 	assert.NoError(t, err)
 }

@@ -253,9 +253,9 @@ func TestDecodeRejectsValidlySignedButNonCanonicalPayloads(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("rejects "+tt.name, func(t *testing.T) {
 			tok := cursor.Seal(c, 2, tt.iv, tt.pt)
-			_, err := c.Decode(tok, cursor.Expect{Scope: "s", Filters: json.RawMessage(`{"b":1, "a":2}`)})
+			_, err := c.Decode(tok, cursor.Binding{Scope: "s", Filters: json.RawMessage(`{"b":1, "a":2}`)})
 			if errors.Is(err, cursor.ErrMismatch) {
-				_, err = c.Decode(tok, cursor.Expect{Scope: "s"})
+				_, err = c.Decode(tok, cursor.Binding{Scope: "s"})
 			}
 			assertRejected(t, err, cursor.ErrInvalid, tok)
 		})
@@ -318,24 +318,26 @@ func TestDecodeBinding(t *testing.T) {
 	p := samplePayload()
 	tests := []struct {
 		name   string
-		modify func(*cursor.Expect)
+		modify func(*cursor.Binding)
 		err    error
 	}{
-		{name: "accepts the exact request it was issued for", modify: func(*cursor.Expect) {}},
-		{name: "accepts any kind when the expected kind is zero", modify: func(e *cursor.Expect) { e.Kind = 0 }},
-		{name: "accepts filters with another key order and white space", modify: func(e *cursor.Expect) {
+		{name: "accepts the exact request it was issued for", modify: func(*cursor.Binding) {}},
+		{name: "accepts any kind when the expected kind is zero", modify: func(e *cursor.Binding) { e.Kind = 0 }},
+		{name: "accepts filters with another key order and white space", modify: func(e *cursor.Binding) {
 			e.Filters = json.RawMessage("{ \"tags\" : [\"billing\", \"urgent\"],\n \"status\": \"open\" }")
 		}},
-		{name: "rejects another kind", modify: func(e *cursor.Expect) { e.Kind = cursor.KindChunk }, err: cursor.ErrMismatch},
-		{name: "rejects another scope", modify: func(e *cursor.Expect) { e.Scope = "tools/list_users" }, err: cursor.ErrMismatch},
-		{name: "rejects another subject", modify: func(e *cursor.Expect) { e.Subject = "tenant-43" }, err: cursor.ErrMismatch},
-		{name: "rejects a missing subject", modify: func(e *cursor.Expect) { e.Subject = "" }, err: cursor.ErrMismatch},
-		{name: "rejects another order", modify: func(e *cursor.Expect) { e.Order = "created_asc" }, err: cursor.ErrMismatch},
-		{name: "rejects other filters", modify: func(e *cursor.Expect) { e.Filters = json.RawMessage(`{"status":"closed","tags":["billing","urgent"]}`) }, err: cursor.ErrMismatch},
-		{name: "rejects filters with the array reordered", modify: func(e *cursor.Expect) { e.Filters = json.RawMessage(`{"status":"open","tags":["urgent","billing"]}`) }, err: cursor.ErrMismatch},
-		{name: "rejects missing filters", modify: func(e *cursor.Expect) { e.Filters = nil }, err: cursor.ErrMismatch},
-		{name: "rejects JSON null filters", modify: func(e *cursor.Expect) { e.Filters = json.RawMessage(`null`) }, err: cursor.ErrMismatch},
-		{name: "rejects expected filters that are not JSON", modify: func(e *cursor.Expect) { e.Filters = json.RawMessage(`{"status":`) }, err: cursor.ErrMismatch},
+		{name: "rejects another kind", modify: func(e *cursor.Binding) { e.Kind = cursor.KindChunk }, err: cursor.ErrMismatch},
+		{name: "rejects another scope", modify: func(e *cursor.Binding) { e.Scope = "tools/list_users" }, err: cursor.ErrMismatch},
+		{name: "rejects another subject", modify: func(e *cursor.Binding) { e.Subject = "tenant-43" }, err: cursor.ErrMismatch},
+		{name: "rejects a missing subject", modify: func(e *cursor.Binding) { e.Subject = "" }, err: cursor.ErrMismatch},
+		{name: "rejects another order", modify: func(e *cursor.Binding) { e.Order = "created_asc" }, err: cursor.ErrMismatch},
+		{name: "rejects other filters", modify: func(e *cursor.Binding) {
+			e.Filters = json.RawMessage(`{"status":"closed","tags":["billing","urgent"]}`)
+		}, err: cursor.ErrMismatch},
+		{name: "rejects filters with the array reordered", modify: func(e *cursor.Binding) { e.Filters = json.RawMessage(`{"status":"open","tags":["urgent","billing"]}`) }, err: cursor.ErrMismatch},
+		{name: "rejects missing filters", modify: func(e *cursor.Binding) { e.Filters = nil }, err: cursor.ErrMismatch},
+		{name: "rejects JSON null filters", modify: func(e *cursor.Binding) { e.Filters = json.RawMessage(`null`) }, err: cursor.ErrMismatch},
+		{name: "rejects expected filters that are not JSON", modify: func(e *cursor.Binding) { e.Filters = json.RawMessage(`{"status":`) }, err: cursor.ErrMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,7 +370,7 @@ func TestDecodeTreatsNoFiltersAlike(t *testing.T) {
 				c := newCodec(t, clk, nil)
 				tok, err := c.Encode(cursor.Payload{Kind: cursor.KindPage, Filters: json.RawMessage(issued)})
 				require.NoError(t, err)
-				_, err = c.Decode(tok, cursor.Expect{Filters: json.RawMessage(expected)})
+				_, err = c.Decode(tok, cursor.Binding{Filters: json.RawMessage(expected)})
 				assert.NoError(t, err)
 			})
 		}
@@ -388,14 +390,14 @@ func TestDecodeChecksInOrder(t *testing.T) {
 		name string
 		tok  string
 		now  time.Time
-		want cursor.Expect
+		want cursor.Binding
 		err  error
 	}{
 		{name: "size before base64", tok: strings.Repeat("!", 513), err: cursor.ErrMalformed},
 		{name: "base64 before the signature", tok: tok + "=", now: expired, err: cursor.ErrMalformed},
 		{name: "the signature before expiry", tok: encodeRaw(tampered), now: expired, err: cursor.ErrInvalid},
-		{name: "expiry before binding", tok: tok, now: expired, want: cursor.Expect{Scope: "elsewhere"}, err: cursor.ErrExpired},
-		{name: "binding last", tok: tok, now: t0, want: cursor.Expect{Scope: "elsewhere"}, err: cursor.ErrMismatch},
+		{name: "expiry before binding", tok: tok, now: expired, want: cursor.Binding{Scope: "elsewhere"}, err: cursor.ErrExpired},
+		{name: "binding last", tok: tok, now: t0, want: cursor.Binding{Scope: "elsewhere"}, err: cursor.ErrMismatch},
 	}
 	for _, tt := range tests {
 		t.Run("checks "+tt.name, func(t *testing.T) {
@@ -457,7 +459,7 @@ func TestErrorMessagesNeverContainTheToken(t *testing.T) {
 			_, err := c.Decode(tok, expectFor(p))
 			return err
 		},
-		"mismatch":        func() error { _, err := c.Decode(tok, cursor.Expect{}); return err },
+		"mismatch":        func() error { _, err := c.Decode(tok, cursor.Binding{}); return err },
 		"oversize":        func() error { _, err := c.Decode(strings.Repeat(tok, 100), expectFor(p)); return err },
 		"too short":       func() error { _, err := c.Decode(tok[:20], expectFor(p)); return err },
 		"encode too long": func() error { q := p; q.Scope = tok + strings.Repeat("x", 5000); _, err := c.Encode(q); return err },

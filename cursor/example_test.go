@@ -43,7 +43,7 @@ func ExampleNewCodec() {
 
 	// The next request presents the token together with its own query.
 	// Filters match by meaning: white space and key order do not matter.
-	p, err := codec.Decode(token, cursor.Expect{
+	p, err := codec.Decode(token, cursor.Binding{
 		Kind:    cursor.KindPage,
 		Scope:   "tools/list_orders",
 		Subject: "tenant-42",
@@ -57,7 +57,7 @@ func ExampleNewCodec() {
 	fmt.Println("valid until", p.Expires.Format(time.RFC3339))
 
 	// The same token presented to another tool is refused.
-	_, err = codec.Decode(token, cursor.Expect{Scope: "tools/list_users", Subject: "tenant-42"})
+	_, err = codec.Decode(token, cursor.Binding{Scope: "tools/list_users", Subject: "tenant-42"})
 	fmt.Println(errors.Is(err, cursor.ErrMismatch))
 	// Output:
 	// page 2 starts at offset 25
@@ -68,7 +68,7 @@ func ExampleNewCodec() {
 func ExampleNewCodec_keyRotation() {
 	opts := &cursor.Options{Now: func() time.Time { return exampleNow }}
 	p := cursor.Payload{Kind: cursor.KindPage, Offset: 50, Scope: "tools/list_orders"}
-	want := cursor.Expect{Scope: "tools/list_orders"}
+	want := cursor.Binding{Scope: "tools/list_orders"}
 
 	// Before the rotation, the old secret signs.
 	before, err := cursor.NewCodec([][]byte{exampleOldSecret}, opts)
@@ -120,7 +120,7 @@ func ExampleCodec_Decode_expired() {
 		panic(err)
 	}
 	p := cursor.Payload{Kind: cursor.KindChunk, Offset: 4096, Index: 1, Scope: "tools/read_file"}
-	want := cursor.Expect{Kind: cursor.KindChunk, Scope: "tools/read_file"}
+	want := cursor.Binding{Kind: cursor.KindChunk, Scope: "tools/read_file"}
 	token, err := codec.Encode(p)
 	if err != nil {
 		panic(err)

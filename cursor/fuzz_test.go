@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden seed tokens in testd
 // seed token is issued at t0 with fuzzSecret for fuzzExpect.
 var (
 	fuzzSecret = secret("fuzz")
-	fuzzExpect = cursor.Expect{
+	fuzzExpect = cursor.Binding{
 		Scope:   "tools/list_orders",
 		Subject: "tenant-42",
 		Order:   "created_desc",
@@ -185,7 +185,7 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("token of %d bytes exceeds the cap", len(tok))
 		}
 
-		want := cursor.Expect{Kind: p.Kind, Scope: scope, Subject: subject, Order: order, Filters: filters}
+		want := cursor.Binding{Kind: p.Kind, Scope: scope, Subject: subject, Order: order, Filters: filters}
 		got, err := codec.Decode(tok, want)
 		if err != nil {
 			t.Fatalf("Decode rejected a fresh token: %v", err)

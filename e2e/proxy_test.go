@@ -50,10 +50,10 @@ func TestTheProxyInFrontOfTheExamplesLosesNothingAndStaysUnderTheHardCap(t *test
 	bins := binaries(t)
 	cfg := writeProxyConfig(t)
 	for _, upstream := range upstreams(t, bins) {
-		for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-			t.Run(upstream+" -raw in "+mode+" mode", func(t *testing.T) {
+		for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+			t.Run(upstream+" -raw in "+string(mode)+" mode", func(t *testing.T) {
 				t.Parallel()
-				pcs, stderr := connect(t, bins["ctxfit"], "proxy", "--config", cfg, "--mode", mode, "--", bins[upstream], "-raw")
+				pcs, stderr := connect(t, bins["ctxfit"], "proxy", "--config", cfg, "--mode", string(mode), "--", bins[upstream], "-raw")
 				rcs, _ := connect(t, bins[upstream], "-raw")
 				guarded, raw := mcptest.Session{T: t, CS: pcs}, mcptest.Session{T: t, CS: rcs}
 

@@ -56,7 +56,7 @@ func entityTag(req *ctxfit.Request, res *ctxfit.Result, snapshot []byte, window 
 	for _, s := range [...]string{
 		req.Endpoint, req.Method, req.Path, req.Subject, req.Order, string(req.Filters), req.Cursor,
 		strconv.FormatInt(req.Part, 10), strconv.Itoa(req.Limit), req.Fields,
-		strconv.Itoa(req.StartLine), strconv.Itoa(req.EndLine), res.Strategy, res.ContentType,
+		strconv.Itoa(req.StartLine), strconv.Itoa(req.EndLine), string(res.Strategy), res.ContentType,
 	} {
 		put(s)
 	}

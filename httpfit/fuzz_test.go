@@ -39,7 +39,7 @@ type parsing struct {
 	seen []string // the raw queries the handler got
 }
 
-func newParsing(tb testing.TB, mode string) *parsing {
+func newParsing(tb testing.TB, mode ctxfit.Mode) *parsing {
 	tb.Helper()
 	list, err := json.Marshal(corpus.Items(60))
 	require.NoError(tb, err)

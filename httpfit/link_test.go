@@ -62,7 +62,7 @@ func TestFollowingLinkHeadersAloneWalksEveryPageAndRebuildsTheOriginal(t *testin
 	const query = "status=confirmed&q=a%2Bb+c&empty=&tag=x&tag=y&z=%E2%9C%93"
 	for i, s := range shapes.Shapes {
 		resp := shapes.Generate(r, i, 60000)
-		for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 			t.Run(fmt.Sprintf("%s, %s mode", s.Name, mode), func(t *testing.T) {
 				f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{Mode: mode, Threshold: 1000, HardCap: 2000, ChunkTokens: 600}})
 				mux := http.NewServeMux()

@@ -355,12 +355,12 @@ func (c *call) respond(w http.ResponseWriter, req *ctxfit.Request, res ctxfit.Re
 		if res.Shaped || c.cursor && !c.fetched {
 			etag = entityTag(req, &res, c.got, etagWindow(c.h.now(), time.Duration(cfg.CursorTTL)))
 			if noneMatch(c.orig.Header["If-None-Match"], etag) {
-				bw.notModified(etag, res.Shaped, res.Strategy)
+				bw.notModified(etag, res.Shaped, string(res.Strategy))
 				return
 			}
 		}
 	}
-	bw.send(res.Body, res.Shaped, res.ContentType, res.Strategy, etag)
+	bw.send(res.Body, res.Shaped, res.ContentType, string(res.Strategy), etag)
 }
 
 func (h *handler) now() time.Time {

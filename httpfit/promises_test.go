@@ -34,7 +34,7 @@ func TestEveryShapeKeepsBothPromisesOverHTTP(t *testing.T) {
 	for i := range 2 * len(shapes.Shapes) {
 		resp := shapes.Generate(r, i, []int{8000, 120000}[i/len(shapes.Shapes)])
 		cfg := ctxfit.Config{Secret: secret, Threshold: 500 + r.IntN(3000), ChunkTokens: 200 + r.IntN(2000),
-			Mode:         []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
+			Mode:         []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
 			ShapeTimeout: ctxfit.Duration(time.Hour)} // a test of what is sent, not of when
 		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(2000)
 		t.Run(fmt.Sprintf("%s of %d bytes, %s mode", resp.Name, len(resp.Body), cfg.Mode), func(t *testing.T) {

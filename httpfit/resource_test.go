@@ -82,9 +82,9 @@ func TestCursorsContinueOnlyTheResourceAndMethodTheyWereIssuedFor(t *testing.T) 
 			notInARejectionOf: items[60].ID, // on the second page
 		},
 	}
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		for _, tt := range tests {
-			t.Run(tt.name+" is rejected in "+mode+" mode", func(t *testing.T) {
+			t.Run(tt.name+" is rejected in "+string(mode)+" mode", func(t *testing.T) {
 				f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{Mode: mode}})
 				var calls atomic.Int32
 				h := httpfit.Middleware(f.guard, nil)(logsAPI(&calls))

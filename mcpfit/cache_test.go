@@ -33,7 +33,7 @@ type countedServer struct {
 	records []telemetry.Record
 }
 
-func newCountedServer(t *testing.T, mode string) *countedServer {
+func newCountedServer(t *testing.T, mode ctxfit.Mode) *countedServer {
 	t.Helper()
 	c := &countedServer{calls: map[string]*atomic.Int64{}}
 	for _, name := range []string{"list_bookings", "search_bookings", "fail", "image", "create_report"} {

@@ -17,8 +17,8 @@ import (
 )
 
 func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			cs, _ := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			log := mcptest.Call(t, cs, "read_log", nil)
 			cursor := mcptest.NextCursor(log)
@@ -95,8 +95,8 @@ func TestGuardedToolsTellClientsTheirLargestResult(t *testing.T) {
 }
 
 func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
 			addTools(s)
 			require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{Mode: mode}), nil))

@@ -37,9 +37,9 @@ func TestSmallResultsPassThroughUntouched(t *testing.T) {
 }
 
 func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		for _, status := range []string{"", "confirmed"} {
-			t.Run(mode+" mode, status "+status, func(t *testing.T) {
+			t.Run(string(mode)+" mode, status "+status, func(t *testing.T) {
 				cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
 				args := map[string]any{"status": status}
 				bodies := follow(t, cs, "list_bookings", args, ctxfit.DefaultHardCap)
@@ -63,8 +63,8 @@ func TestAShapedResultSaysWhatItHoldsAndHowToContinue(t *testing.T) {
 }
 
 func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			args := map[string]any{"query": ""}
 			first := mcptest.Call(t, cs, "search_bookings", args)
@@ -89,8 +89,8 @@ func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
 }
 
 func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			cs, raw := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			bodies := follow(t, cs, "read_short_log", nil, ctxfit.DefaultHardCap)
 			require.Greater(t, len(bodies), 10)

@@ -34,7 +34,7 @@ func noisyPNG(t *testing.T, w, h int) []byte {
 }
 
 // mediaServer serves tools that return media, guarded in mode.
-func mediaServer(t *testing.T, mode string, picture, blob []byte) *mcp.ClientSession {
+func mediaServer(t *testing.T, mode ctxfit.Mode, picture, blob []byte) *mcp.ClientSession {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "media", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "read_media_file"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -84,8 +84,8 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 	for i := range blob {
 		blob[i] = byte(r.UintN(256))
 	}
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			cs := mediaServer(t, mode, nil, blob)
 			res := mcptest.Call(t, cs, "read_binary", nil)
 			require.Len(t, res.Content, 2)

@@ -33,7 +33,7 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 	for i := range 2 * len(shapes.Shapes) {
 		resp := shapes.Generate(r, i, []int{8000, 100000}[i/len(shapes.Shapes)])
 		cfg := ctxfit.Config{Threshold: 500 + r.IntN(3000), ChunkTokens: 200 + r.IntN(2000),
-			Mode:         []string{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
+			Mode:         []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
 			ShapeTimeout: ctxfit.Duration(time.Hour)} // a test of what is sent, not of when
 		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(2000)
 		start, _, ok := rawjson.Root(resp.Body)

@@ -21,7 +21,7 @@ import (
 // cachedServer serves list_bookings with annotations ann behind ctxfit
 // (mode) and a response cache, and returns a client, the runs per status,
 // and the cache.
-func cachedServer(t *testing.T, mode string, ann ...mcp.ToolOption) (*client.Client, map[string]int, *cache.Cache) {
+func cachedServer(t *testing.T, mode ctxfit.Mode, ann ...mcp.ToolOption) (*client.Client, map[string]int, *cache.Cache) {
 	t.Helper()
 	calls := map[string]int{}
 	s := server.NewMCPServer("bookings", "1.0.0")

@@ -41,9 +41,9 @@ func TestSmallResultsPassThroughUntouched(t *testing.T) {
 }
 
 func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		for _, status := range []string{"", "confirmed"} {
-			t.Run(mode+" mode, status "+status, func(t *testing.T) {
+			t.Run(string(mode)+" mode, status "+status, func(t *testing.T) {
 				f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 				args := map[string]any{"status": status}
 				results := followAll(t, f.client, "list_bookings", args, ctxfit.DefaultHardCap)
@@ -56,13 +56,13 @@ func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
 
 func TestReplayModeRunsTheToolAgainForEveryContinuation(t *testing.T) {
 	for _, tc := range []struct {
-		mode string
+		mode ctxfit.Mode
 		runs func(pages int) int64
 	}{
 		{ctxfit.ModeStore, func(int) int64 { return 1 }},
 		{ctxfit.ModeReplay, func(pages int) int64 { return int64(pages) }},
 	} {
-		t.Run(tc.mode+" mode", func(t *testing.T) {
+		t.Run(string(tc.mode)+" mode", func(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: tc.mode}, nil)
 			results := followAll(t, f.client, "list_bookings", nil, ctxfit.DefaultHardCap)
 			assert.Equal(t, tc.runs(len(results)), f.calls.of("list_bookings"))
@@ -91,8 +91,8 @@ func TestAShapedResultKeepsTheToolsMeta(t *testing.T) {
 }
 
 func TestAStructuredSearchIsPagedInsideItsObject(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			args := map[string]any{"query": ""}
 			results := followAll(t, f.client, "search_bookings", args, ctxfit.DefaultHardCap)
@@ -139,8 +139,8 @@ func TestOutputSchemasAcceptShapedResults(t *testing.T) {
 }
 
 func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			results := followAll(t, f.client, "read_log", nil, ctxfit.DefaultHardCap)
 			require.Greater(t, len(results), 10)

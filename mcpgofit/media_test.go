@@ -23,8 +23,8 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 	for i := range blob {
 		blob[i] = byte(r.UintN(256))
 	}
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode), func(t *testing.T) {
 			s := server.NewMCPServer("media", "1", server.WithToolCapabilities(true))
 			s.AddTool(mcp.NewTool("read_binary"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{

@@ -1,7 +1,7 @@
 // Package pagination splits a list into pages that fit a token budget and
 // hands back a signed cursor for the rest, so that nothing is lost.
 //
-// A page is a [PaginatedResponse]:
+// A page is a [Page]:
 //
 //	{"items":[...],"nextCursor":"..."|null,"meta":{"totalCount":N,"pageSize":N,"hasMore":bool}}
 //
@@ -20,9 +20,9 @@
 //     its elements into Go values; each item is kept as a [json.RawMessage]
 //     holding the element's bytes exactly as they appear in the input.
 //
-// Every call takes a [Request] (the client's limit and cursor) and a [Query]
-// (the scope, subject, order and filters of the list). The Query is sealed
-// into the next cursor and checked when that cursor comes back: a cursor
+// Every call takes a [Request] (the client's limit and cursor) and a
+// [cursor.Binding] (the scope, subject, order and filters of the list). The
+// binding is sealed into the next cursor and checked when that cursor comes back: a cursor
 // issued for another scope, subject, order or filters is rejected with an
 // error wrapping [cursor.ErrMismatch]; malformed, tampered and expired
 // cursors are rejected with errors wrapping [cursor.ErrMalformed],
@@ -31,14 +31,14 @@
 //
 // A cursor holds the offset of the next item, not a copy of the list: if the
 // list changes between two requests, items may shift across page
-// boundaries. Serve lists whose order is stable, or bind Query.Filters to a
+// boundaries. Serve lists whose order is stable, or bind Binding.Filters to a
 // version of the data.
 //
 // # Budget
 //
 // A page holds at most the requested limit of items, and no more than fit
 // under the budget's threshold, counted exactly by the Pager's counter on the
-// page as [PaginatedResponse.MarshalJSON] writes it: items, nextCursor
+// page as [Page.MarshalJSON] writes it: items, nextCursor
 // (the very cursor that is returned) and meta. A page always holds at least
 // one item while items remain: an item that is over the threshold on its own
 // goes alone on its page, and an item that alone in its page is over the

@@ -57,7 +57,7 @@ func ExamplePaginate() {
 	for i := range listings {
 		listings[i] = listing{ID: i + 1, City: "Lisbon"}
 	}
-	query := pagination.Query{Scope: "list_listings", Order: "id_asc", Filters: json.RawMessage(`{"city":"Lisbon"}`)}
+	query := cursor.Binding{Scope: "list_listings", Order: "id_asc", Filters: json.RawMessage(`{"city":"Lisbon"}`)}
 
 	// The client asks for two items at a time and follows nextCursor.
 	req := pagination.Request{Limit: 2}
@@ -100,7 +100,7 @@ func ExamplePaginateSource() {
 		}
 		return items, total, nil
 	}
-	query := pagination.Query{Scope: "list_listings", Subject: "tenant-42", Order: "id_asc"}
+	query := cursor.Binding{Scope: "list_listings", Subject: "tenant-42", Order: "id_asc"}
 
 	req := pagination.Request{Limit: 3}
 	for {
@@ -130,7 +130,7 @@ func ExamplePager_PaginateJSON() {
 	}
 	// Output of some handler: the elements are paged without being decoded.
 	data := []byte(`[{"id": 1, "price": 1.50}, {"id": 2, "price": 2.00}, {"id": 3, "price": 3e2}]`)
-	query := pagination.Query{Scope: "GET /api/v1/prices"}
+	query := cursor.Binding{Scope: "GET /api/v1/prices"}
 
 	page, err := pager.PaginateJSON(data, pagination.Request{Limit: 2}, query)
 	if err != nil {

@@ -31,7 +31,7 @@ type fitter struct {
 	n      int // candidates: the items from pos.offset on, at most the limit
 	total  int // items in the whole list
 	pos    position
-	q      *Query
+	q      *cursor.Binding
 	encode func(i int) ([]byte, error) // JSON of candidate i
 
 	items [][]byte // JSON of the candidates encoded so far

@@ -49,7 +49,7 @@ func exactCounter(tb testing.TB) budget.Counter {
 }
 
 // pageTokens counts the marshalled page the way a client receives it.
-func pageTokens[T any](tb testing.TB, c budget.Counter, r pagination.PaginatedResponse[T]) int {
+func pageTokens[T any](tb testing.TB, c budget.Counter, r pagination.Page[T]) int {
 	tb.Helper()
 	b, err := json.Marshal(r)
 	require.NoError(tb, err)
@@ -76,7 +76,7 @@ func itoa(i int) string {
 	return string(b)
 }
 
-var listQuery = pagination.Query{
+var listQuery = cursor.Binding{
 	Scope:   "list_records",
 	Subject: "tenant-1",
 	Order:   "id_asc",
@@ -86,9 +86,9 @@ var listQuery = pagination.Query{
 // collect follows nextCursor from the first page to the last and returns
 // every page. limits gives the limit of each request in turn (the last one
 // repeats); nil means the default.
-func collect[T any](tb testing.TB, next func(pagination.Request) (pagination.PaginatedResponse[T], error), limits ...int) []pagination.PaginatedResponse[T] {
+func collect[T any](tb testing.TB, next func(pagination.Request) (pagination.Page[T], error), limits ...int) []pagination.Page[T] {
 	tb.Helper()
-	var pages []pagination.PaginatedResponse[T]
+	var pages []pagination.Page[T]
 	req := pagination.Request{}
 	for i := 0; ; i++ {
 		if len(limits) > 0 {

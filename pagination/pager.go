@@ -98,7 +98,7 @@ type position struct {
 }
 
 // start validates req and returns its limit and starting position.
-func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error) {
+func (p *Pager) start(req Request, q *cursor.Binding) (limit int, pos position, err error) {
 	if limit, err = p.Limit(req); err != nil {
 		return 0, pos, err
 	}
@@ -108,7 +108,7 @@ func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error
 	if req.Cursor == "" {
 		return limit, pos, nil
 	}
-	pl, err := p.codec.Decode(req.Cursor, q.expect())
+	pl, err := p.codec.Decode(req.Cursor, expect(q))
 	if err != nil {
 		return 0, pos, fmt.Errorf("pagination: %w", err)
 	}
@@ -133,10 +133,10 @@ func (p *Pager) start(req Request, q *Query) (limit int, pos position, err error
 // Errors wrap [ErrInvalidLimit], a cursor sentinel ([cursor.ErrMalformed],
 // [cursor.ErrInvalid], [cursor.ErrExpired], [cursor.ErrMismatch]),
 // [ErrItemTooLarge], or report an item that encoding/json cannot marshal.
-func Paginate[T any](p *Pager, items []T, req Request, q Query) (PaginatedResponse[T], error) {
+func Paginate[T any](p *Pager, items []T, req Request, q cursor.Binding) (Page[T], error) {
 	limit, pos, err := p.start(req, &q)
 	if err != nil {
-		return PaginatedResponse[T]{}, err
+		return Page[T]{}, err
 	}
 	var window []T
 	if pos.offset < len(items) {
@@ -165,25 +165,25 @@ type Source[T any] func(ctx context.Context, offset, limit int) (items []T, tota
 //
 // Errors are those of Paginate, plus errors wrapping [ErrSource] when src
 // fails, reports a negative total, or returns no items before the total.
-func PaginateSource[T any](ctx context.Context, p *Pager, src Source[T], req Request, q Query) (PaginatedResponse[T], error) {
+func PaginateSource[T any](ctx context.Context, p *Pager, src Source[T], req Request, q cursor.Binding) (Page[T], error) {
 	limit, pos, err := p.start(req, &q)
 	if err != nil {
-		return PaginatedResponse[T]{}, err
+		return Page[T]{}, err
 	}
 	if src == nil {
-		return PaginatedResponse[T]{}, fmt.Errorf("%w: no source function given", ErrSource)
+		return Page[T]{}, fmt.Errorf("%w: no source function given", ErrSource)
 	}
 	items, total, err := src(ctx, pos.offset, limit)
 	switch {
 	case err != nil:
-		return PaginatedResponse[T]{}, fmt.Errorf("%w: %w", ErrSource, err)
+		return Page[T]{}, fmt.Errorf("%w: %w", ErrSource, err)
 	case total < 0:
-		return PaginatedResponse[T]{}, fmt.Errorf("%w: total is %d; it must be >= 0", ErrSource, total)
+		return Page[T]{}, fmt.Errorf("%w: total is %d; it must be >= 0", ErrSource, total)
 	case len(items) == 0 && pos.offset < total:
-		return PaginatedResponse[T]{}, fmt.Errorf("%w: no items at offset %d of a list of %d; a source returns at least one item while offset < total",
+		return Page[T]{}, fmt.Errorf("%w: no items at offset %d of a list of %d; a source returns at least one item while offset < total",
 			ErrSource, pos.offset, total)
 	case len(items) > 0 && pos.offset+min(len(items), limit) > total:
-		return PaginatedResponse[T]{}, fmt.Errorf("%w: %d items at offset %d run past the total of %d; report the size of the whole list as total",
+		return Page[T]{}, fmt.Errorf("%w: %d items at offset %d run past the total of %d; report the size of the whole list as total",
 			ErrSource, min(len(items), limit), pos.offset, total)
 	}
 	if len(items) > limit {
@@ -194,7 +194,7 @@ func PaginateSource[T any](ctx context.Context, p *Pager, src Source[T], req Req
 
 // page fits window (the items from pos.offset on, at most the limit) to the
 // budget and builds the response.
-func page[T any](ctx context.Context, p *Pager, window []T, total int, pos position, q *Query) (PaginatedResponse[T], error) {
+func page[T any](ctx context.Context, p *Pager, window []T, total int, pos position, q *cursor.Binding) (Page[T], error) {
 	f := fitter{
 		p:      p,
 		ctx:    ctx,
@@ -206,13 +206,13 @@ func page[T any](ctx context.Context, p *Pager, window []T, total int, pos posit
 	}
 	k, next, err := f.fit()
 	if err != nil {
-		return PaginatedResponse[T]{}, err
+		return Page[T]{}, err
 	}
 	items := window[:k:k]
 	if items == nil {
 		items = []T{}
 	}
-	return PaginatedResponse[T]{
+	return Page[T]{
 		Items:      items,
 		NextCursor: next,
 		Meta:       Meta{TotalCount: total, PageSize: k, HasMore: next != ""},

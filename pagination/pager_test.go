@@ -17,7 +17,7 @@ import (
 )
 
 // ids returns the IDs of the records on every page, in order.
-func ids(pages []pagination.PaginatedResponse[record]) []int {
+func ids(pages []pagination.Page[record]) []int {
 	out := []int{}
 	for _, pg := range pages {
 		for _, r := range pg.Items {
@@ -36,7 +36,7 @@ func seq(n int) []int {
 }
 
 // assertPageInvariants checks what every page must satisfy.
-func assertPageInvariants[T any](t *testing.T, pages []pagination.PaginatedResponse[T], total int) {
+func assertPageInvariants[T any](t *testing.T, pages []pagination.Page[T], total int) {
 	t.Helper()
 	for i, pg := range pages {
 		assert.NotNil(t, pg.Items, "page %d: items is never nil", i)
@@ -68,7 +68,7 @@ func TestPaginateFollowsCursorsToTheEnd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			items := records(tt.n)
-			pages := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+			pages := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 				return pagination.Paginate(p, items, req, listQuery)
 			}, tt.limit)
 			assert.Len(t, pages, tt.wantPages)
@@ -100,7 +100,7 @@ func TestPaginateFitsTheBudget(t *testing.T) {
 	for i := range items {
 		items[i].Notes = strings.Repeat("lorem ipsum ", i%7)
 	}
-	pages := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+	pages := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 		return pagination.Paginate(p, items, req, listQuery)
 	}, 200)
 	require.Greater(t, len(pages), 2, "the budget, not the limit, cuts the pages")
@@ -126,7 +126,7 @@ func TestPaginateOversizeItems(t *testing.T) {
 	t.Run("an item over the threshold goes alone on its page", func(t *testing.T) {
 		items := records(5)
 		items[2].Notes = big
-		pages := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+		pages := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 			return pagination.Paginate(p, items, req, listQuery)
 		})
 		require.Len(t, pages, 3)
@@ -143,7 +143,7 @@ func TestPaginateOversizeItems(t *testing.T) {
 		items[3].Notes = huge
 		first, err := pagination.Paginate(p, items, pagination.Request{}, listQuery)
 		require.NoError(t, err, "the items before the huge one are served")
-		assert.Equal(t, []int{0, 1, 2}, ids([]pagination.PaginatedResponse[record]{first}))
+		assert.Equal(t, []int{0, 1, 2}, ids([]pagination.Page[record]{first}))
 
 		_, err = pagination.Paginate(p, items, pagination.Request{Cursor: first.NextCursor}, listQuery)
 		require.Error(t, err)
@@ -160,7 +160,7 @@ func TestPaginateOversizeItems(t *testing.T) {
 		_, err := pagination.Paginate(p, items, pagination.Request{}, listQuery)
 		var tooLarge *pagination.ItemTooLargeError
 		require.ErrorAs(t, err, &tooLarge)
-		whole, merr := json.Marshal(pagination.PaginatedResponse[record]{Items: items, Meta: pagination.Meta{TotalCount: 1, PageSize: 1}})
+		whole, merr := json.Marshal(pagination.Page[record]{Items: items, Meta: pagination.Meta{TotalCount: 1, PageSize: 1}})
 		require.NoError(t, merr)
 		assert.Equal(t, pagination.ItemTooLargeError{Index: 0, Tokens: counter.Count(string(whole)), HardCap: 1000}, *tooLarge)
 	})
@@ -175,7 +175,7 @@ func TestPaginateOversizeItems(t *testing.T) {
 func TestPaginateHonoursALimitChangeBetweenPages(t *testing.T) {
 	p := newPager(t, nil, nil)
 	items := records(100)
-	pages := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+	pages := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 		return pagination.Paginate(p, items, req, listQuery)
 	}, 10, 30, 5, 0)
 	sizes := make([]int, len(pages))
@@ -204,21 +204,21 @@ func TestCursorIsBoundToTheQuery(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, first.Meta.HasMore)
 
-	with := func(edit func(q *pagination.Query)) pagination.Query {
+	with := func(edit func(q *cursor.Binding)) cursor.Binding {
 		q := listQuery
 		edit(&q)
 		return q
 	}
 	tests := []struct {
 		name string
-		q    pagination.Query
+		q    cursor.Binding
 	}{
-		{name: "another scope is rejected", q: with(func(q *pagination.Query) { q.Scope = "list_other" })},
-		{name: "another subject is rejected", q: with(func(q *pagination.Query) { q.Subject = "tenant-2" })},
-		{name: "no subject is rejected", q: with(func(q *pagination.Query) { q.Subject = "" })},
-		{name: "another order is rejected", q: with(func(q *pagination.Query) { q.Order = "id_desc" })},
-		{name: "other filters are rejected", q: with(func(q *pagination.Query) { q.Filters = json.RawMessage(`{"status":"archived"}`) })},
-		{name: "no filters are rejected", q: with(func(q *pagination.Query) { q.Filters = nil })},
+		{name: "another scope is rejected", q: with(func(q *cursor.Binding) { q.Scope = "list_other" })},
+		{name: "another subject is rejected", q: with(func(q *cursor.Binding) { q.Subject = "tenant-2" })},
+		{name: "no subject is rejected", q: with(func(q *cursor.Binding) { q.Subject = "" })},
+		{name: "another order is rejected", q: with(func(q *cursor.Binding) { q.Order = "id_desc" })},
+		{name: "other filters are rejected", q: with(func(q *cursor.Binding) { q.Filters = json.RawMessage(`{"status":"archived"}`) })},
+		{name: "no filters are rejected", q: with(func(q *cursor.Binding) { q.Filters = nil })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestCursorIsBoundToTheQuery(t *testing.T) {
 	}
 
 	t.Run("the same filters in another key order and spacing are accepted", func(t *testing.T) {
-		q := with(func(q *pagination.Query) { q.Filters = json.RawMessage(`{ "status" : "active" }`) })
+		q := with(func(q *cursor.Binding) { q.Filters = json.RawMessage(`{ "status" : "active" }`) })
 		page, err := pagination.Paginate(p, items, pagination.Request{Cursor: first.NextCursor}, q)
 		require.NoError(t, err)
 		assert.Equal(t, 3, page.Items[0].ID)
@@ -240,7 +240,7 @@ func TestCursorIsBoundToTheQuery(t *testing.T) {
 	t.Run("the raw JSON path checks the binding too", func(t *testing.T) {
 		data, err := json.Marshal(items)
 		require.NoError(t, err)
-		_, err = p.PaginateJSON(data, pagination.Request{Cursor: first.NextCursor}, with(func(q *pagination.Query) { q.Scope = "x" }))
+		_, err = p.PaginateJSON(data, pagination.Request{Cursor: first.NextCursor}, with(func(q *cursor.Binding) { q.Scope = "x" }))
 		assert.ErrorIs(t, err, cursor.ErrMismatch)
 	})
 }
@@ -338,7 +338,7 @@ func TestPaginateSource(t *testing.T) {
 
 	t.Run("following the cursors fetches every item once and in order", func(t *testing.T) {
 		src := &sliceSource{items: records(120)}
-		pages := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+		pages := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 			return pagination.PaginateSource(context.Background(), p, src.fetch, req, listQuery)
 		}, 40)
 		assert.Equal(t, seq(120), ids(pages))
@@ -356,7 +356,7 @@ func TestPaginateSource(t *testing.T) {
 		short := func(ctx context.Context, offset, limit int) ([]record, int, error) {
 			return src.fetch(ctx, offset, min(limit, 4))
 		}
-		pages := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+		pages := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 			return pagination.PaginateSource(context.Background(), p, short, req, listQuery)
 		})
 		assert.Len(t, pages, 8)
@@ -475,7 +475,7 @@ func TestInvalidFiltersAreRejected(t *testing.T) {
 func TestCursorsAreBoundToTheSnapshot(t *testing.T) {
 	p := newPager(t, nil, nil)
 	items := make([]int, 300)
-	q := pagination.Query{Scope: "list", Snapshot: "snap-1"}
+	q := cursor.Binding{Scope: "list", Snapshot: "snap-1"}
 	first, err := pagination.Paginate(p, items, pagination.Request{Limit: 10}, q)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.NextCursor)

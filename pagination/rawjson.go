@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ctxfit/ctxfit/cursor"
 )
 
 // PaginateJSON returns the page that req asks for of the JSON array data,
@@ -21,18 +23,18 @@ import (
 // marshalled and counted. Errors are those of [Paginate], plus
 // [ErrNotArray] when data is not valid JSON or not an array (JSON null
 // included).
-func (p *Pager) PaginateJSON(data []byte, req Request, q Query) (PaginatedResponse[json.RawMessage], error) {
+func (p *Pager) PaginateJSON(data []byte, req Request, q cursor.Binding) (Page[json.RawMessage], error) {
 	limit, pos, err := p.start(req, &q)
 	if err != nil {
-		return PaginatedResponse[json.RawMessage]{}, err
+		return Page[json.RawMessage]{}, err
 	}
 	window, total, err := splitArray(data, pos.offset, limit)
 	if err != nil {
-		return PaginatedResponse[json.RawMessage]{}, err
+		return Page[json.RawMessage]{}, err
 	}
 	resp, err := page(context.Background(), p, window, total, pos, &q)
 	if err != nil {
-		return PaginatedResponse[json.RawMessage]{}, err
+		return Page[json.RawMessage]{}, err
 	}
 	// The window aliases data: copy the page's items into one block.
 	n := 0

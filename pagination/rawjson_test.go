@@ -22,9 +22,9 @@ func rawElements(tb testing.TB, data []byte) []json.RawMessage {
 	return elems
 }
 
-func collectJSON(tb testing.TB, p *pagination.Pager, data []byte, limits ...int) []pagination.PaginatedResponse[json.RawMessage] {
+func collectJSON(tb testing.TB, p *pagination.Pager, data []byte, limits ...int) []pagination.Page[json.RawMessage] {
 	tb.Helper()
-	return collect(tb, func(req pagination.Request) (pagination.PaginatedResponse[json.RawMessage], error) {
+	return collect(tb, func(req pagination.Request) (pagination.Page[json.RawMessage], error) {
 		return p.PaginateJSON(data, req, listQuery)
 	}, limits...)
 }
@@ -77,7 +77,7 @@ func TestPaginateJSONMatchesPaginate(t *testing.T) {
 	data, err := json.Marshal(items)
 	require.NoError(t, err)
 
-	typed := collect(t, func(req pagination.Request) (pagination.PaginatedResponse[record], error) {
+	typed := collect(t, func(req pagination.Request) (pagination.Page[record], error) {
 		return pagination.Paginate(p, items, req, listQuery)
 	})
 	raw := collectJSON(t, p, data)

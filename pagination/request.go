@@ -1,7 +1,6 @@
 package pagination
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -33,36 +32,11 @@ type Request struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// Query is what a list is and how it is sorted: the binding sealed into
-// every cursor the Pager issues for it, and checked when a cursor comes back.
-// A cursor is accepted only for the same Scope, Subject, Order and Filters
-// (Filters compared as canonical JSON, so key order and white space do not
-// matter).
-//
-// The zero Query binds cursors to nothing but the Pager's codec. A Query is
-// a plain value, safe to copy and share; Filters must not be modified while
-// a call that uses it runs.
-type Query struct {
-	// Scope is the endpoint or tool the list comes from, e.g.
-	// "GET /api/v1/listings" or "list_bookings".
-	Scope string
-	// Subject is the tenant, session or principal the list belongs to; ""
-	// when cursors are not bound to one.
-	Subject string
-	// Order is the sort order, e.g. "created_desc".
-	Order string
-	// Filters are the query filters, any JSON value; nil or JSON null means
-	// none.
-	Filters json.RawMessage
-	// Snapshot is an opaque reference to the data being paged, sealed into
-	// every cursor: the ID of a stored snapshot, or a fingerprint of the data.
-	// When it is set, a cursor issued for another snapshot is rejected with
-	// [cursor.ErrMismatch]. "" binds nothing.
-	Snapshot string
-}
-
-func (q *Query) expect() cursor.Expect {
-	return cursor.Expect{Kind: cursor.KindPage, Scope: q.Scope, Subject: q.Subject, Order: q.Order, Filters: q.Filters}
+// expect is q as the Pager decodes cursors with it: bound to page cursors.
+func expect(q *cursor.Binding) cursor.Binding {
+	e := *q
+	e.Kind = cursor.KindPage
+	return e
 }
 
 var validate = validator.New(validator.WithRequiredStructEnabled())

@@ -21,20 +21,20 @@ type Meta struct {
 	HasMore bool `json:"hasMore"`
 }
 
-// PaginatedResponse is one page of a list of T.
+// Page is one page of a list of T.
 //
 // Pages made by a [Pager] satisfy: Items holds Meta.PageSize items;
 // NextCursor is non-empty exactly when Meta.HasMore is true; following
 // NextCursor yields the item after the last one of this page.
 //
-// It marshals (see [PaginatedResponse.MarshalJSON]) as
+// It marshals (see [Page.MarshalJSON]) as
 //
 //	{"items":[...],"nextCursor":"..."|null,"meta":{"totalCount":N,"pageSize":N,"hasMore":bool}}
 //
 // and unmarshals from the same shape with encoding/json. The zero value is
-// an empty, final page. A PaginatedResponse is a plain value; it is safe for
+// an empty, final page. A Page is a plain value; it is safe for
 // concurrent reads, and Items may share memory with the list it was cut from.
-type PaginatedResponse[T any] struct {
+type Page[T any] struct {
 	// Items are the items of this page, in list order.
 	Items []T `json:"items"`
 	// NextCursor continues the list after the last item of Items; "" on the
@@ -52,7 +52,7 @@ type PaginatedResponse[T any] struct {
 // The bytes are exactly those the [Pager] counted against the budget, and
 // json.Marshal of a page returns the same bytes. Indenting them (for example
 // with json.MarshalIndent) adds tokens the Pager did not count.
-func (r PaginatedResponse[T]) MarshalJSON() ([]byte, error) {
+func (r Page[T]) MarshalJSON() ([]byte, error) {
 	items := make([][]byte, len(r.Items))
 	for i := range r.Items {
 		b, err := marshalItem(&r.Items[i])
@@ -84,7 +84,7 @@ func pageLen(items [][]byte, quotedCursorLen int) int {
 
 // appendPage appends the JSON of a page whose items are already encoded.
 // The output is compact and byte-identical to json.Marshal of the
-// PaginatedResponse.
+// Page.
 func appendPage(dst []byte, items [][]byte, cursor string, m Meta) []byte {
 	var quoted []byte
 	if cursor != "" {

@@ -81,32 +81,32 @@ func TestMarshalJSON(t *testing.T) {
 	}{
 		{
 			name: "the zero page has empty items and a null cursor",
-			page: pagination.PaginatedResponse[int]{},
+			page: pagination.Page[int]{},
 			want: `{"items":[],"nextCursor":null,"meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`,
 		},
 		{
 			name: "a page with a cursor writes it as a string",
-			page: pagination.PaginatedResponse[int]{Items: []int{1, 2}, NextCursor: "abc", Meta: pagination.Meta{TotalCount: 9, PageSize: 2, HasMore: true}},
+			page: pagination.Page[int]{Items: []int{1, 2}, NextCursor: "abc", Meta: pagination.Meta{TotalCount: 9, PageSize: 2, HasMore: true}},
 			want: `{"items":[1,2],"nextCursor":"abc","meta":{"totalCount":9,"pageSize":2,"hasMore":true}}`,
 		},
 		{
 			name: "strings are escaped as encoding/json escapes them, invalid UTF-8 as \\ufffd on every toolchain",
-			page: pagination.PaginatedResponse[string]{Items: []string{"<a&b>", "\u2028", "\xff"}, NextCursor: "<\"x\">"},
+			page: pagination.Page[string]{Items: []string{"<a&b>", "\u2028", "\xff"}, NextCursor: "<\"x\">"},
 			want: `{"items":["\u003ca\u0026b\u003e","\u2028","\ufffd"],"nextCursor":"\u003c\"x\"\u003e","meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`,
 		},
 		{
 			name: "raw items are compacted",
-			page: pagination.PaginatedResponse[json.RawMessage]{Items: []json.RawMessage{json.RawMessage("{ \"a\" : [ 1 , 2 ] }")}},
+			page: pagination.Page[json.RawMessage]{Items: []json.RawMessage{json.RawMessage("{ \"a\" : [ 1 , 2 ] }")}},
 			want: `{"items":[{"a":[1,2]}],"nextCursor":null,"meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`,
 		},
 		{
 			name: "items with pointer-receiver marshalers use them",
-			page: pagination.PaginatedResponse[ptrMarshaler]{Items: []ptrMarshaler{{}}},
+			page: pagination.Page[ptrMarshaler]{Items: []ptrMarshaler{{}}},
 			want: `{"items":["custom"],"nextCursor":null,"meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`,
 		},
 		{
 			name: "byte items are numbers, not base64",
-			page: pagination.PaginatedResponse[byte]{Items: []byte{1, 2}},
+			page: pagination.Page[byte]{Items: []byte{1, 2}},
 			want: `{"items":[1,2],"nextCursor":null,"meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`,
 		},
 	}
@@ -123,7 +123,7 @@ func TestMarshalJSON(t *testing.T) {
 	}
 
 	t.Run("an item that cannot be marshalled is an error", func(t *testing.T) {
-		_, err := json.Marshal(pagination.PaginatedResponse[any]{Items: []any{1, make(chan int)}})
+		_, err := json.Marshal(pagination.Page[any]{Items: []any{1, make(chan int)}})
 		assert.ErrorContains(t, err, "pagination: item 1: json: unsupported type: chan int")
 	})
 }
@@ -139,11 +139,11 @@ func TestUnmarshalRoundTrip(t *testing.T) {
 	b, err := json.Marshal(page)
 	require.NoError(t, err)
 
-	var back pagination.PaginatedResponse[record]
+	var back pagination.Page[record]
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, page, back)
 
-	var final pagination.PaginatedResponse[record]
+	var final pagination.Page[record]
 	require.NoError(t, json.Unmarshal([]byte(`{"items":[],"nextCursor":null,"meta":{"totalCount":0,"pageSize":0,"hasMore":false}}`), &final))
 	assert.Empty(t, final.NextCursor, "a null cursor decodes as empty")
 }

@@ -246,8 +246,8 @@ func TestACallOfAnUnknownToolGetsTheUpstreamsOwnAnswer(t *testing.T) {
 }
 
 func TestFollowingEveryCursorReproducesTheUpstreamsBytes(t *testing.T) {
-	for _, mode := range []string{ctxfit.ModeStore, ctxfit.ModeReplay} {
-		t.Run("in "+mode+" mode", func(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run("in "+string(mode)+" mode", func(t *testing.T) {
 			t.Parallel()
 			const hardCap = 3000
 			f := newFixture(t, inProcess(), ctxfit.Config{Threshold: 1000, HardCap: hardCap, Mode: mode}, proxy.Options{})

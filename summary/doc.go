@@ -17,7 +17,7 @@
 //
 // A [Summarizer] passes a response of at most [budget.Budget.Threshold]
 // tokens through byte for byte, and turns a larger one into a
-// [SummaryResponse]:
+// [Response]:
 //
 //	{"summary":{"id":"BK12345","status":"confirmed",...},
 //	 "meta":{"kind":"preview","totalFields":15,"projectedFields":["id","status",...],

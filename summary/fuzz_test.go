@@ -114,7 +114,7 @@ func FuzzAutoSelect(f *testing.F) {
 		if !ok {
 			t.Fatalf("invalid JSON %q was summarized", data)
 		}
-		var resp summary.RawSummaryResponse
+		var resp summary.RawResponse
 		if err := json.Unmarshal(r.Response, &resp); err != nil {
 			t.Fatalf("the response %q does not decode: %v", r.Response, err)
 		}

@@ -18,7 +18,7 @@ const (
 // the whole object.
 const FieldsAll = "all"
 
-// SummaryResponse is a condensed representation of an object with the way
+// Response is a condensed representation of an object with the way
 // to fetch the rest: the data model's SummaryResponse[T]. It marshals as
 //
 //	{"summary":{...},"meta":{"kind":"preview","totalFields":N,"projectedFields":[...],
@@ -26,18 +26,18 @@ const FieldsAll = "all"
 //
 // T is the type of the summary: a struct of the fields kept, or
 // [json.RawMessage] for the summaries a [Summarizer] makes from raw JSON
-// ([RawSummaryResponse]). The zero value is an empty preview with no
-// summary. A SummaryResponse is a plain value, safe for concurrent reads.
-type SummaryResponse[T any] struct {
+// ([RawResponse]). The zero value is an empty preview with no
+// summary. A Response is a plain value, safe for concurrent reads.
+type Response[T any] struct {
 	// Summary holds the projected fields.
 	Summary T `json:"summary"`
 	// Meta describes the summary.
 	Meta Meta `json:"meta"`
 }
 
-// RawSummaryResponse is the non-generic form, whose summary is the JSON the
+// RawResponse is the non-generic form, whose summary is the JSON the
 // projection produced.
-type RawSummaryResponse = SummaryResponse[json.RawMessage]
+type RawResponse = Response[json.RawMessage]
 
 // Meta describes a summary: the data model's SummaryMetadata.
 //
@@ -94,14 +94,14 @@ type Details struct {
 
 // Typed decodes the summary of r into T, for callers that want to read it
 // as a Go value. Fields of T that the summary lacks keep their zero value.
-func Typed[T any](r RawSummaryResponse) (SummaryResponse[T], error) {
+func Typed[T any](r RawResponse) (Response[T], error) {
 	var s T
 	if len(r.Summary) > 0 {
 		if err := json.Unmarshal(r.Summary, &s); err != nil {
-			return SummaryResponse[T]{}, fmt.Errorf("summary: decode the summary as %T: %w", s, err)
+			return Response[T]{}, fmt.Errorf("summary: decode the summary as %T: %w", s, err)
 		}
 	}
-	return SummaryResponse[T]{Summary: s, Meta: r.Meta}, nil
+	return Response[T]{Summary: s, Meta: r.Meta}, nil
 }
 
 // marshalRaw writes r in compact form. It is what the budget counts.

@@ -123,7 +123,7 @@ type Result struct {
 	// Summarized reports whether the response was summarized.
 	Summarized bool
 	// Summary is the summary; nil when the response passed through.
-	Summary *RawSummaryResponse
+	Summary *RawResponse
 	// TokensBefore is the exact token count of the input.
 	TokensBefore int
 	// TokensAfter is the exact token count of Response.
@@ -232,7 +232,7 @@ func (s *Summarizer) SummarizeContext(ctx context.Context, data []byte, shape Sh
 	j.root = root
 
 	var out []byte
-	var resp RawSummaryResponse
+	var resp RawResponse
 	if shape.Fields != nil {
 		out, resp, err = j.projected()
 	} else {
@@ -313,10 +313,10 @@ type job struct {
 }
 
 // projected summarizes the root with the configured paths.
-func (j *job) projected() ([]byte, RawSummaryResponse, error) {
+func (j *job) projected() ([]byte, RawResponse, error) {
 	sum, paths, err := projectNode(j.st, j.root, j.shape.Fields)
 	if err != nil {
-		return nil, RawSummaryResponse{}, err
+		return nil, RawResponse{}, err
 	}
 	// A section is whole when a path names it and no TopN rule cut it.
 	var partial []string
@@ -337,31 +337,31 @@ func (j *job) projected() ([]byte, RawSummaryResponse, error) {
 	}
 	meta, err := j.meta(paths, sliceList(partial))
 	if err != nil {
-		return nil, RawSummaryResponse{}, err
+		return nil, RawResponse{}, err
 	}
 	out := marshalRaw(nil, sum, &meta)
-	return out, RawSummaryResponse{Summary: appendJSON(nil, sum), Meta: meta}, nil
+	return out, RawResponse{Summary: appendJSON(nil, sum), Meta: meta}, nil
 }
 
 // auto summarizes the root by automatic selection (see fit).
-func (j *job) auto() ([]byte, RawSummaryResponse, error) {
+func (j *job) auto() ([]byte, RawResponse, error) {
 	if j.root.kind != kindObject {
-		return nil, RawSummaryResponse{}, fmt.Errorf("%w: automatic selection needs an object, got a JSON %s; configure Shape.Fields, or paginate arrays with package pagination", ErrNotObject, kindName(j.root.kind))
+		return nil, RawResponse{}, fmt.Errorf("%w: automatic selection needs an object, got a JSON %s; configure Shape.Fields, or paginate arrays with package pagination", ErrNotObject, kindName(j.root.kind))
 	}
 	cs, err := candidates(j.st, j.root, j.s.textLimit, j.reduced)
 	if err != nil {
-		return nil, RawSummaryResponse{}, err
+		return nil, RawResponse{}, err
 	}
 	f := newFitter(j, cs)
 	chosen, err := f.fit()
 	if err != nil {
-		return nil, RawSummaryResponse{}, err
+		return nil, RawResponse{}, err
 	}
 	out, sum, meta, err := f.render(chosen)
 	if err != nil {
-		return nil, RawSummaryResponse{}, err
+		return nil, RawResponse{}, err
 	}
-	return out, RawSummaryResponse{Summary: appendJSON(nil, sum), Meta: meta}, nil
+	return out, RawResponse{Summary: appendJSON(nil, sum), Meta: meta}, nil
 }
 
 // nameList is a list of top-level field names in input order, read one at

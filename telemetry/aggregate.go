@@ -59,7 +59,7 @@ type Filter struct {
 	// Until selects records before a time; zero means no upper bound.
 	Until time.Time
 	// Outcome selects one outcome; empty means all.
-	Outcome string
+	Outcome Outcome
 }
 
 // Summary is what a set of records adds up to. Rates and adoptions are
@@ -296,8 +296,8 @@ func (a *Aggregate) Record(_ context.Context, r Record) error {
 func newEntry(r Record) entry {
 	e := entry{
 		endpoint:     r.Endpoint,
-		outcome:      r.Outcome,
-		strategy:     r.Strategy,
+		outcome:      string(r.Outcome),
+		strategy:     string(r.Strategy),
 		at:           r.Timestamp,
 		tokensBefore: r.TokensBefore,
 		tokensAfter:  r.TokensAfter,
@@ -430,7 +430,7 @@ func (a *Aggregate) Health() HealthReport {
 
 func (f Filter) match(e *entry) bool {
 	return (f.Endpoint == "" || f.Endpoint == e.endpoint) &&
-		(f.Outcome == "" || f.Outcome == e.outcome) &&
+		(f.Outcome == "" || string(f.Outcome) == e.outcome) &&
 		(f.Since.IsZero() || !e.at.Before(f.Since)) &&
 		(f.Until.IsZero() || e.at.Before(f.Until))
 }

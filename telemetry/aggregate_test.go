@@ -171,7 +171,7 @@ func TestAggregateIsBounded(t *testing.T) {
 	})
 	t.Run("evicted oversized attempts leave the window's rate", func(t *testing.T) {
 		a := telemetry.NewAggregate(&telemetry.AggregateOptions{Capacity: 2})
-		for _, o := range []string{telemetry.OutcomeOversize, telemetry.OutcomeShaped, telemetry.OutcomeShaped} {
+		for _, o := range []telemetry.Outcome{telemetry.OutcomeOversize, telemetry.OutcomeShaped, telemetry.OutcomeShaped} {
 			require.NoError(t, a.Record(t.Context(), telemetry.Record{Outcome: o}))
 		}
 		assert.Equal(t, 0.0, a.Query(telemetry.Filter{}).OversizeRate)

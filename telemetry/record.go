@@ -8,47 +8,55 @@ import (
 	"time"
 )
 
+// Strategy is what was done to a response: one of the Strategy constants.
+// It is written to JSON, slog and OpenTelemetry as its string.
+type Strategy string
+
 // Strategies: the values of [Record.Strategy], what was done to a response.
 const (
 	// StrategyPassthrough: the response was handed on as it was.
-	StrategyPassthrough = "passthrough"
+	StrategyPassthrough Strategy = "passthrough"
 	// StrategyPagination: a list was cut into pages with a cursor.
-	StrategyPagination = "pagination"
+	StrategyPagination Strategy = "pagination"
 	// StrategySummary: records were projected to their summary fields.
-	StrategySummary = "summary"
+	StrategySummary Strategy = "summary"
 	// StrategyChunking: a text was split into chunks with a cursor.
-	StrategyChunking = "chunking"
+	StrategyChunking Strategy = "chunking"
 	// StrategyCut: the last resort, a byte cut at the hard cap.
-	StrategyCut = "cut"
+	StrategyCut Strategy = "cut"
 	// StrategySearch: the matches of a search in a shaped response.
-	StrategySearch = "search"
+	StrategySearch Strategy = "search"
 	// StrategyQuery: the results of a jq query over a response.
-	StrategyQuery = "query"
+	StrategyQuery Strategy = "query"
 	// StrategyFormat: the compact rendering of an endpoint's output format
 	// (ctxfit.OutputFormat), with a cursor to the original.
-	StrategyFormat = "format"
+	StrategyFormat Strategy = "format"
 	// StrategyError: shaping failed and an error was returned.
-	StrategyError = "error"
+	StrategyError Strategy = "error"
 )
+
+// Outcome is how a request ended: one of the Outcome constants. It is
+// written to JSON, slog and OpenTelemetry as its string.
+type Outcome string
 
 // Outcomes: the values of [Record.Outcome], how the request ended.
 const (
 	// OutcomePassthrough: under the threshold, not shaped.
-	OutcomePassthrough = "passthrough"
+	OutcomePassthrough Outcome = "passthrough"
 	// OutcomeShaped: over the threshold and shaped within budget.
-	OutcomeShaped = "shaped"
+	OutcomeShaped Outcome = "shaped"
 	// OutcomeOversize: an oversized attempt, a response over the hard cap
 	// before shaping.
-	OutcomeOversize = "oversize"
+	OutcomeOversize Outcome = "oversize"
 	// OutcomeRejected: bad input (a tampered or expired cursor, a bad
 	// limit); the client got a 400 or its JSON-RPC equivalent.
-	OutcomeRejected = "rejected"
+	OutcomeRejected Outcome = "rejected"
 	// OutcomeFallback: shaping could not run as configured (timeout, parse
 	// error) and a cruder limit was applied; [Record.Fallback] says why.
-	OutcomeFallback = "fallback"
+	OutcomeFallback Outcome = "fallback"
 	// OutcomeBypass: not shaped by design: not JSON, streamed, or larger
 	// than the buffer limit.
-	OutcomeBypass = "bypass"
+	OutcomeBypass Outcome = "bypass"
 )
 
 // EstimateTolerance is the relative error within which an estimate counts as
@@ -120,9 +128,9 @@ type Record struct {
 	// [Record.Oversize]).
 	HardCap int `json:"hardCap,omitempty"`
 	// Strategy is what was done: one of the Strategy constants.
-	Strategy string `json:"strategy"`
+	Strategy Strategy `json:"strategy"`
 	// Outcome is how the request ended: one of the Outcome constants.
-	Outcome string `json:"outcome"`
+	Outcome Outcome `json:"outcome"`
 	// Fallback is the reason a fallback was taken ("timeout",
 	// "invalid_json", ...); empty means none.
 	Fallback string `json:"fallback,omitempty"`

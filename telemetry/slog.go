@@ -80,8 +80,8 @@ func (s *SlogSink) Record(ctx context.Context, r Record) error {
 	}
 	str("request_id", r.RequestID)
 	str("endpoint", r.Endpoint)
-	str("strategy", r.Strategy)
-	str("outcome", r.Outcome)
+	str("strategy", string(r.Strategy))
+	str("outcome", string(r.Outcome))
 	rec.AddAttrs(
 		slog.Int("tokens_before", r.TokensBefore),
 		slog.Int("tokens_after", r.TokensAfter),

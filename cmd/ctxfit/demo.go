@@ -88,7 +88,7 @@ func demoPaging(w io.Writer, counter budget.Counter, n int, b budget.Budget) err
 	if err != nil {
 		return err
 	}
-	q := pagination.Query{Scope: "GET /api/v1/bookings", Order: "created_desc"}
+	q := cursor.Binding{Scope: "GET /api/v1/bookings", Order: "created_desc"}
 
 	fmt.Fprintf(w, "Paging %d generated bookings (%d tokens as one response) inside a %d-token budget.\n",
 		n, counter.Count(string(whole)), b.Threshold)

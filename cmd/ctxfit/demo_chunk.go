@@ -23,7 +23,7 @@ func demoChunk(w io.Writer, counter budget.Counter, codec *cursor.Codec, maxToke
 	fmt.Fprintf(w, "\n== Chunks: a 10,000-line log\n\n")
 	fmt.Fprintf(w, "GET /api/v1/logs/app.log returns %d bytes, %d tokens; kind detected: %s.\n",
 		len(log), counter.Count(log), chunk.Detect(log))
-	b := chunk.Binding{Scope: "GET /api/v1/logs/{name}"}
+	b := cursor.Binding{Scope: "GET /api/v1/logs/{name}"}
 	var got strings.Builder
 	largest, chunks := 0, 0
 	var cur string

@@ -197,7 +197,7 @@ func (f *proxyFlags) overlay(c ctxfit.Config) (ctxfit.Config, error) {
 		case "hard-cap":
 			c.HardCap = f.hardCap
 		case "mode":
-			c.Mode = f.mode
+			c.Mode = ctxfit.Mode(f.mode)
 		case "encoding":
 			c.Encoding = f.encoding
 		}

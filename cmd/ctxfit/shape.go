@@ -88,8 +88,8 @@ func runShape(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	rec := res.Record
 	line := fmt.Sprintf("%s: %d -> %d tokens (threshold %d, hard cap %d)",
 		res.Strategy, rec.TokensBefore, rec.TokensAfter, g.Config().Threshold, rec.HardCap)
-	if res.Summary != "" {
-		line += ". " + res.Summary
+	if res.Guidance != "" {
+		line += ". " + res.Guidance
 	}
 	_, err = fmt.Fprintln(stderr, line)
 	return err

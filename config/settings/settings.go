@@ -84,7 +84,7 @@ type Config struct {
 	// full response is kept in the store for the cursor's lifetime) or
 	// "replay" (stateless; the handler runs again and a data fingerprint is
 	// checked). CTXFIT_MODE.
-	Mode string `json:"mode,omitempty" yaml:"mode,omitempty" validate:"omitempty,oneof=store replay"`
+	Mode Mode `json:"mode,omitempty" yaml:"mode,omitempty" validate:"omitempty,oneof=store replay"`
 	// ShapeTimeout bounds the time spent counting and shaping one response;
 	// past it the work stops and the request gets a retryable 503
 	// (shaping_timeout), never the response over budget. Zero means 2 s.
@@ -466,3 +466,12 @@ func jsonName(path string) string {
 	}
 	return strings.Join(parts, ".")
 }
+
+// Mode is how continuations find their data: the type of [Config.Mode].
+type Mode string
+
+// Modes of [Config.Mode].
+const (
+	ModeStore  Mode = "store"
+	ModeReplay Mode = "replay"
+)

@@ -106,7 +106,7 @@ const (
 // middleware runs, so results must never share one.
 func Meta(res ctxfit.Result) map[string]any {
 	m := map[string]any{
-		MetaStrategy:       res.Strategy,
+		MetaStrategy:       string(res.Strategy),
 		MetaTokens:         res.Record.TokensAfter,
 		MetaOriginalTokens: res.Record.TokensBefore,
 	}
@@ -195,19 +195,19 @@ func (n Names) details() string {
 }
 
 // Guidance returns the one line that tells the model what a shaped result
-// holds and how to get more, built from res.Summary, res.Next and the tool
+// holds and how to get more, built from res.Guidance, res.Next and the tool
 // names, for example:
 //
 //	Showing items 1-37 of 500 (3,912 tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"..."}.
 //	Showing a summary (812 of 3,204 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"cursor":"...","fields":"amenities,policies"} (or "fields":"all"; dotted paths such as a.b work too).
 //
-// Guidance returns "" for a result that was not shaped (res.Summary is
+// Guidance returns "" for a result that was not shaped (res.Guidance is
 // empty).
 func Guidance(res ctxfit.Result, names Names) string {
-	if res.Summary == "" {
+	if res.Guidance == "" {
 		return ""
 	}
-	line := res.Summary
+	line := res.Guidance
 	if res.Strategy == telemetry.StrategySummary {
 		// The engine's own drill-down sentence speaks HTTP; replace it.
 		if i := strings.Index(line, " For the left-out fields"); i >= 0 {

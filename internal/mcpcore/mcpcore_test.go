@@ -25,16 +25,16 @@ func TestGuidanceSaysWhatAResultHoldsAndHowToGetMore(t *testing.T) {
 		want  string
 	}{
 		{"a pass-through has none", ctxfit.Result{Strategy: telemetry.StrategyPassthrough}, mcpcore.Names{}, ""},
-		{"a page leads to the next", ctxfit.Result{Strategy: telemetry.StrategyPagination, Next: "abc", Summary: "Showing items 1-37 of 500 (3,912 tokens; budget 4,000)."}, mcpcore.Names{},
+		{"a page leads to the next", ctxfit.Result{Strategy: telemetry.StrategyPagination, Next: "abc", Guidance: "Showing items 1-37 of 500 (3,912 tokens; budget 4,000)."}, mcpcore.Names{},
 			`Showing items 1-37 of 500 (3,912 tokens; budget 4,000). For the next page call ctxfit_next with {"cursor":"abc"}.`},
-		{"the last page says so", ctxfit.Result{Strategy: telemetry.StrategyPagination, Summary: "Showing items 451-500 of 500 (1,000 tokens; budget 4,000)."}, mcpcore.Names{},
+		{"the last page says so", ctxfit.Result{Strategy: telemetry.StrategyPagination, Guidance: "Showing items 451-500 of 500 (1,000 tokens; budget 4,000)."}, mcpcore.Names{},
 			`Showing items 451-500 of 500 (1,000 tokens; budget 4,000). This is the last page.`},
-		{"a chunk names the configured tool", ctxfit.Result{Strategy: telemetry.StrategyChunking, Next: "c<d>", Summary: "Showing chunk 1 of 9."}, mcpcore.Names{Next: "more"},
+		{"a chunk names the configured tool", ctxfit.Result{Strategy: telemetry.StrategyChunking, Next: "c<d>", Guidance: "Showing chunk 1 of 9."}, mcpcore.Names{Next: "more"},
 			`Showing chunk 1 of 9. For the next chunk call more with {"cursor":"c<d>"}.`},
-		{"a cut leads to the next part", ctxfit.Result{Strategy: telemetry.StrategyCut, Next: "x", Summary: "Showing bytes 1-10 of 20."}, mcpcore.Names{},
+		{"a cut leads to the next part", ctxfit.Result{Strategy: telemetry.StrategyCut, Next: "x", Guidance: "Showing bytes 1-10 of 20."}, mcpcore.Names{},
 			`Showing bytes 1-10 of 20. For the next part call ctxfit_next with {"cursor":"x"}.`},
 		{"a summary leads to the details tool with its details cursor", ctxfit.Result{Strategy: telemetry.StrategySummary, Body: []byte(summaryBody), Details: "d1",
-			Summary: "Showing a summary (500 of 3,000 tokens; budget 2,000). For the left-out fields request get_booking with fields=amenities,policies (or fields=all)."}, mcpcore.Names{},
+			Guidance: "Showing a summary (500 of 3,000 tokens; budget 2,000). For the left-out fields request get_booking with fields=amenities,policies (or fields=all)."}, mcpcore.Names{},
 			`Showing a summary (500 of 3,000 tokens; budget 2,000). For the left-out fields call ctxfit_details with {"cursor":"d1","fields":"amenities,policies"} (or "fields":"all"; dotted paths such as a.b work too).`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

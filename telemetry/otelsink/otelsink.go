@@ -267,7 +267,7 @@ func shortCode(s string) string {
 // on the recording span of ctx, if any. It always returns nil.
 func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 	endpoint := EndpointAttributes(r.Endpoint)
-	base := append(endpoint, KeyStrategy.String(r.Strategy), KeyOutcome.String(r.Outcome))
+	base := append(endpoint, KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)))
 	attrs := metric.WithAttributeSet(attribute.NewSet(base...))
 	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv...)...))
@@ -299,7 +299,7 @@ func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(endpoint...)))
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.SetAttributes(KeyStrategy.String(r.Strategy), KeyOutcome.String(r.Outcome),
+		span.SetAttributes(KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)),
 			KeyTokensOriginal.Int(r.TokensBefore), KeyTokensSent.Int(r.TokensAfter))
 		if et != "" {
 			span.SetAttributes(KeyErrorType.String(et))
