@@ -15,10 +15,13 @@ const engine = "github.com/ctxfit/ctxfit"
 // independent are the packages that must not depend on the engine: the
 // drivers (store, cache and their backends), the settings (config), and
 // the concern packages. The engine imports them, never the other way round.
+// Import-path patterns, so that in the workspace (go.work) they also match
+// the nested modules below these directories (store/redisstore,
+// cache/rediscache, telemetry/otelsink).
 var independent = []string{
-	"./store/...", "./cache/...", "./config/...",
-	"./budget/...", "./cursor/...", "./pagination/...", "./summary/...", "./chunk/...",
-	"./telemetry/...", "./toon/...", "./conversation/...",
+	engine + "/store/...", engine + "/cache/...", engine + "/config/...",
+	engine + "/budget/...", engine + "/cursor/...", engine + "/pagination/...", engine + "/summary/...", engine + "/chunk/...",
+	engine + "/telemetry/...", engine + "/toon/...", engine + "/conversation/...",
 }
 
 func TestDriversSettingsAndConcernsDoNotImportTheEngine(t *testing.T) {

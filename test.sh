@@ -15,8 +15,18 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+# The repository is a core module and nested modules (the MCP adapters, the proxy, the gateway, the Redis and
+# OpenTelemetry drivers, the command, the examples and the end-to-end tests), joined by go.work: the import-path
+# pattern covers them all, where ./... would stop at the core module's boundary.
+all=github.com/ctxfit/ctxfit/...
+
 section "go vet"
-go vet ./...
+go vet "$all"
+
+section "go mod tidy -diff, each module on its own (GOWORK=off: what a user of that module gets)"
+for dir in $(go list -m -f '{{.Dir}}'); do
+  (cd "$dir" && GOWORK=off go mod tidy -diff) || { echo "go.mod or go.sum of $dir is not tidy: run (cd $dir && GOWORK=off go mod tidy)"; exit 1; }
+done
 
 # apt_install PACKAGE COMMAND: installs the Debian package when COMMAND is missing.
 apt_install() {
@@ -43,16 +53,16 @@ section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP serve
 (cd e2e/ts && npm ci --no-audit --no-fund)
 
 section "go test"
-go test -race -shuffle=on -count=1 ./...
+go test -race -shuffle=on -count=1 "$all"
 
 section "go test on Go 1.27 (without -race; the go command fetches the go1.27.3 toolchain from the module proxy)"
-GOTOOLCHAIN=go1.27.3 go test -count=1 ./...
+GOTOOLCHAIN=go1.27.3 go test -count=1 "$all"
 
 section "benchmarks of every package, once each (they check their own output; the figures come from the README's commands)"
-out=$(go test ./... -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
+out=$(go test "$all" -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
 
 section "benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
-(cd benchmarks && go vet ./... && go test -count=1 ./...)
+(cd benchmarks && export GOWORK=off && go vet ./... && go test -count=1 ./...)   # its own module, outside the workspace
 
 section "load test (short)"
 scripts/load.sh --short

@@ -15,7 +15,7 @@ mkdir -p docs/bench
 echo "== exact counting against tiktoken-go"
 go test ./budget -run '^$' -bench '^BenchmarkCount$' -benchmem -benchtime=20x -count=3 > docs/bench/count.txt
 echo "== chunking against langchaingo (benchmarks module)"
-(cd benchmarks && go test -run '^$' -bench 'SplitProse1MB/(ctxfit|langchaingo)$' -benchmem -benchtime=3x -count=3) > docs/bench/chunk.txt
+(cd benchmarks && GOWORK=off go test -run '^$' -bench 'SplitProse1MB/(ctxfit|langchaingo)$' -benchmem -benchtime=3x -count=3) > docs/bench/chunk.txt
 echo "== HTTP middleware, bare against wrapped"
 go test ./httpfit -run '^$' -bench '^Benchmark(PassThroughServed|PassThroughOverhead|Shape)$' -benchmem -count=5 > docs/bench/httpfit.txt
 

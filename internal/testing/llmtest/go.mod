@@ -1,0 +1,34 @@
+module github.com/ctxfit/ctxfit/internal/testing/llmtest
+
+go 1.26.0
+
+require (
+	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
+	github.com/ctxfit/ctxfit/openaifit v0.0.0-00010101000000-000000000000
+)
+
+require golang.org/x/time v0.15.0 // indirect
+
+// The ctxfit modules of this repository, as go.work joins them, so that a build outside the workspace
+// (GOWORK=off, as test.sh tidies each module) uses this checkout too. A release tags the modules and
+// drops these lines: go install ...@version refuses a go.mod with replace directives.
+replace (
+	github.com/ctxfit/ctxfit => ../../..
+	github.com/ctxfit/ctxfit/cache/rediscache => ../../../cache/rediscache
+	github.com/ctxfit/ctxfit/cmd/ctxfit => ../../../cmd/ctxfit
+	github.com/ctxfit/ctxfit/e2e => ../../../e2e
+	github.com/ctxfit/ctxfit/examples/agent => ../../../examples/agent
+	github.com/ctxfit/ctxfit/examples/httpserver => ../../../examples/httpserver
+	github.com/ctxfit/ctxfit/examples/mcpgoserver => ../../../examples/mcpgoserver
+	github.com/ctxfit/ctxfit/examples/mcpserver => ../../../examples/mcpserver
+	github.com/ctxfit/ctxfit/gateway => ../../../gateway
+	github.com/ctxfit/ctxfit/internal/testing/mcptest => ../mcptest
+	github.com/ctxfit/ctxfit/mcpclientfit => ../../../mcpclientfit
+	github.com/ctxfit/ctxfit/mcpfit => ../../../mcpfit
+	github.com/ctxfit/ctxfit/mcpgoclientfit => ../../../mcpgoclientfit
+	github.com/ctxfit/ctxfit/mcpgofit => ../../../mcpgofit
+	github.com/ctxfit/ctxfit/openaifit => ../../../openaifit
+	github.com/ctxfit/ctxfit/proxy => ../../../proxy
+	github.com/ctxfit/ctxfit/store/redisstore => ../../../store/redisstore
+	github.com/ctxfit/ctxfit/telemetry/otelsink => ../../../telemetry/otelsink
+)

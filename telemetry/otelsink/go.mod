@@ -1,0 +1,57 @@
+module github.com/ctxfit/ctxfit/telemetry/otelsink
+
+go 1.26.0
+
+require (
+	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
+	github.com/prometheus/client_golang v1.25.0
+	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
+	go.opentelemetry.io/otel/metric v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
+	go.yaml.in/yaml/v3 v3.0.5
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/otlptranslator v1.0.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+// The ctxfit modules of this repository, as go.work joins them, so that a build outside the workspace
+// (GOWORK=off, as test.sh tidies each module) uses this checkout too. A release tags the modules and
+// drops these lines: go install ...@version refuses a go.mod with replace directives.
+replace (
+	github.com/ctxfit/ctxfit => ../..
+	github.com/ctxfit/ctxfit/cache/rediscache => ../../cache/rediscache
+	github.com/ctxfit/ctxfit/cmd/ctxfit => ../../cmd/ctxfit
+	github.com/ctxfit/ctxfit/e2e => ../../e2e
+	github.com/ctxfit/ctxfit/examples/agent => ../../examples/agent
+	github.com/ctxfit/ctxfit/examples/httpserver => ../../examples/httpserver
+	github.com/ctxfit/ctxfit/examples/mcpgoserver => ../../examples/mcpgoserver
+	github.com/ctxfit/ctxfit/examples/mcpserver => ../../examples/mcpserver
+	github.com/ctxfit/ctxfit/gateway => ../../gateway
+	github.com/ctxfit/ctxfit/internal/testing/llmtest => ../../internal/testing/llmtest
+	github.com/ctxfit/ctxfit/internal/testing/mcptest => ../../internal/testing/mcptest
+	github.com/ctxfit/ctxfit/mcpclientfit => ../../mcpclientfit
+	github.com/ctxfit/ctxfit/mcpfit => ../../mcpfit
+	github.com/ctxfit/ctxfit/mcpgoclientfit => ../../mcpgoclientfit
+	github.com/ctxfit/ctxfit/mcpgofit => ../../mcpgofit
+	github.com/ctxfit/ctxfit/openaifit => ../../openaifit
+	github.com/ctxfit/ctxfit/proxy => ../../proxy
+	github.com/ctxfit/ctxfit/store/redisstore => ../../store/redisstore
+)
