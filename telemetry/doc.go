@@ -9,13 +9,12 @@
 //
 // # Records
 //
-// A [Record] carries the fields of the data model's TelemetryRecord
-// (request ID, endpoint, timestamp, estimated tokens, response bytes, item
-// count, latency, the pagination, summarization and chunking flags and the
+// A [Record] carries what happened to one response (request ID,
+// endpoint, timestamp, estimated tokens, response bytes, item count, latency, the pagination, summarization and chunking flags and the
 // optimization metadata) and what the engine adds: sizes before and after
 // shaping, the [Record.Strategy] and [Record.Outcome], a fallback reason,
 // the A/B comparison flag, the sampled error of the token estimator and the
-// cache result. [Record.Validate] enforces the data model's rules.
+// cache result. [Record.Validate] checks that they are consistent.
 //
 // # Sinks
 //
