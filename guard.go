@@ -107,7 +107,7 @@ func New(opts *Options) (*Guard, error) {
 	if o.Sink != nil {
 		g.sink = telemetry.NewAsync(o.Sink, nil)
 	}
-	if _, exact := e.counter.(*budget.ExactCounter); !exact {
+	if !budget.IsExact(e.counter) {
 		g.sampler = telemetry.NewSampler(e.cfg.EstimateSample, nil)
 	}
 	g.cur.Store(e)

@@ -56,7 +56,7 @@ func CountUpTo(c Counter, text string, limit int) int {
 // with an exact counter it does not count a text of at most limit bytes at
 // all: tiktoken encodings never make more tokens than bytes.
 func Exceeds(c Counter, text string, limit int) bool {
-	if _, exact := c.(*ExactCounter); exact && len(text) <= limit {
+	if IsExact(c) && len(text) <= limit {
 		return false
 	}
 	return CountUpTo(c, text, limit) > limit
