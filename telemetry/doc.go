@@ -54,9 +54,9 @@
 //
 // # Estimator accuracy
 //
-// When the cheap token estimator is in use, a [Sampler] picks a small
-// fraction of responses (1% by default) to count exactly as well;
-// [RelativeError] of the two goes into [Record.EstimateError], and
-// [Summary.EstimateAccuracy] reports the fraction of sampled estimates within
-// [EstimateTolerance] (20%) of the exact count.
+// When the cheap token estimator is in use, the guard counts a small
+// fraction of responses (Config.EstimateSample, 1% by default) exactly as
+// well; [RelativeError] of the two goes into [Record.EstimateError], and
+// [Summary.EstimateAccuracy] reports the fraction of sampled estimates
+// within [EstimateTolerance] (20%) of the exact count.
 package telemetry
