@@ -25,8 +25,7 @@ import (
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
-// nodesFormat is the MCP-wrapper seed's search_nodes format, as a settings
-// file writes it.
+// nodesFormat is a search_nodes format, as a settings file writes it.
 func nodesFormat() *ctxfit.OutputFormat {
 	return &ctxfit.OutputFormat{
 		FormatID: "search_nodes",

@@ -26,8 +26,7 @@ type (
 	Duration = settings.Duration
 )
 
-// Defaults of the guard's settings, as in the data model (see
-// [settings.Config]).
+// Defaults of the guard's settings (see [settings.Config]).
 const (
 	DefaultThreshold       = settings.DefaultThreshold
 	DefaultHardCap         = settings.DefaultHardCap

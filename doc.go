@@ -44,7 +44,8 @@
 // # Adapters
 //
 //   - [github.com/ctxfit/ctxfit/httpfit]: net/http middleware.
-//   - [github.com/ctxfit/ctxfit/mcpfit]: the official MCP Go SDK.
+//   - [github.com/ctxfit/ctxfit/mcpfit]: the official MCP Go SDK; its
+//     documentation describes what a model sees of a shaped MCP result.
 //   - [github.com/ctxfit/ctxfit/mcpgofit]: mark3labs/mcp-go.
 //
 // All three call the same Guard, so they behave the same.

@@ -72,7 +72,7 @@ type Guard struct {
 	counter  budget.Counter                // from Options; nil means exact per Config.Encoding
 	lines    jsonLinesFiles                // the metrics and transformation log files of output formats
 	randKey  []byte                        // per-process key used when Config.Secret is empty
-	sampler  *telemetry.Sampler
+	sampler  *sampler
 }
 
 // New returns a Guard configured by opts (copied; nil means the defaults).
@@ -107,8 +107,8 @@ func New(opts *Options) (*Guard, error) {
 	if o.Sink != nil {
 		g.sink = telemetry.NewAsync(o.Sink, nil)
 	}
-	if _, exact := e.counter.(*budget.ExactCounter); !exact {
-		g.sampler = telemetry.NewSampler(e.cfg.EstimateSample, nil)
+	if !budget.IsExact(e.counter) {
+		g.sampler = newSampler(e.cfg.EstimateSample, nil)
 	}
 	g.cur.Store(e)
 	return g, nil
@@ -243,7 +243,7 @@ func resolved(c Config) Config {
 	c.AdmissionWait = cmp.Or(c.AdmissionWait, Duration(DefaultAdmissionWait))
 	c.StoreMaxBytes = cmp.Or(c.StoreMaxBytes, DefaultStoreMaxBytes)
 	c.StoreMaxItems = cmp.Or(c.StoreMaxItems, DefaultStoreMaxItems)
-	c.EstimateSample = cmp.Or(c.EstimateSample, 0.01)
+	c.EstimateSample = cmp.Or(c.EstimateSample, defaultEstimateSample)
 	c.Params.Cursor = cmp.Or(c.Params.Cursor, "cursor")
 	c.Params.Limit = cmp.Or(c.Params.Limit, "limit")
 	c.Params.Fields = cmp.Or(c.Params.Fields, "fields")

@@ -312,7 +312,7 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 // sample records the estimator's error on a sample of responses when the
 // counter is not exact.
 func (g *Guard) sample(e *engine, body string, estimated int, rec *telemetry.Record) {
-	if g.sampler == nil || !g.sampler.Sample() {
+	if g.sampler == nil || !g.sampler.sample() {
 		return
 	}
 	exact, err := budget.Exact(e.cfg.Encoding)

@@ -16,7 +16,7 @@ import (
 // space between them included), with any value too large for a page held
 // back behind a placeholder. Its cursor leads to the next page.
 //
-// An array page is the seed's PaginatedResponse:
+// An array page (pagination.Page) is
 //
 //	{"items":[...],"nextCursor":"..."|null,"meta":{"totalCount":500,"pageSize":44,"hasMore":true,"offset":0,...}}
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
-// A text is served in chunks, the seed's ContentChunk:
+// A text is served in chunks (chunk.ContentChunk):
 //
 //	{"content":"...","chunkIndex":0,"totalChunks":3,"nextCursor":"..."|null,
 //	 "metadata":{"startLine":1,"endLine":40,"totalLines":120,"bytesInChunk":8012,"offset":0,...}}

@@ -10,7 +10,7 @@
 // A [Budget] holds the two limits the rest of ctxfit works with: the
 // threshold above which a response is shaped, and the hard cap that no shaped
 // response may exceed. [Budget.Usage] reports how much of the threshold a
-// response uses, in the JSON shape of the data model.
+// response uses, as a [Usage] that marshals to JSON.
 package budget
 
 import (
@@ -18,7 +18,7 @@ import (
 	"strings"
 )
 
-// Default limits, as in the context-window-protection data model.
+// Default limits.
 const (
 	DefaultThreshold = 4000
 	DefaultHardCap   = 12000
@@ -56,7 +56,7 @@ func CountUpTo(c Counter, text string, limit int) int {
 // with an exact counter it does not count a text of at most limit bytes at
 // all: tiktoken encodings never make more tokens than bytes.
 func Exceeds(c Counter, text string, limit int) bool {
-	if _, exact := c.(*ExactCounter); exact && len(text) <= limit {
+	if IsExact(c) && len(text) <= limit {
 		return false
 	}
 	return CountUpTo(c, text, limit) > limit
@@ -97,8 +97,7 @@ func (b Budget) Validate() error {
 	return fmt.Errorf("budget: %s", strings.Join(msgs, "; "))
 }
 
-// Usage is how much of a budget a response uses: the data model's
-// TokenBudget, with camelCase JSON names.
+// Usage is how much of a budget a response uses, with camelCase JSON names.
 type Usage struct {
 	EstimatedTokens int     `json:"estimatedTokens"`
 	Threshold       int     `json:"threshold"`

@@ -1,6 +1,6 @@
 package budget
 
-// Estimator is the data model's cheap token estimate: one token per four
+// Estimator is a cheap token estimate: one token per four
 // bytes, plus a safety margin (20% by default).
 //
 // It is inexact by design. Before the margin, chars/4 under-counts JSON by

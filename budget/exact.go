@@ -60,6 +60,14 @@ var (
 	exacts  = map[string]*ExactCounter{}
 )
 
+// IsExact reports whether c is an [ExactCounter]. Its counts can be relied
+// on beyond their value: a tiktoken encoding never makes more tokens than a
+// text has bytes, so a short enough text need not be counted at all.
+func IsExact(c Counter) bool {
+	_, ok := c.(*ExactCounter)
+	return ok
+}
+
 // Encoding returns the name of c's encoding.
 func (c *ExactCounter) Encoding() string { return c.enc.Name() }
 

@@ -13,13 +13,6 @@ import (
 	"github.com/ctxfit/ctxfit/cursor"
 )
 
-// SnapshotOf returns the [cursor.Binding] Snapshot sealed in a decoded chunk
-// cursor, so a caller can find the text before calling [Chunker.Chunk].
-func SnapshotOf(p cursor.Payload) string {
-	ref, _, _ := strings.Cut(p.Snapshot, " ")
-	return ref
-}
-
 // sealed is what a cursor's Snapshot field holds: the binding's snapshot
 // reference and the text's fingerprint.
 func sealed(b cursor.Binding, fp string) string { return b.Snapshot + " " + fp }

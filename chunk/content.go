@@ -7,7 +7,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 )
 
-// Metadata locates a chunk in its text: the data model's ChunkMetadata.
+// Metadata locates a chunk in its text.
 //
 // Lines are numbered from 1. A line ends with '\n' (so "\r\n" ends a line
 // and a lone '\r' does not); the '\n' belongs to the line it ends. A text

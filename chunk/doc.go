@@ -21,8 +21,8 @@
 // with errors wrapping the cursor package's sentinels.
 //
 // [Split] (or [Chunker.Split]) returns every chunk of a text as a [Span]
-// without cursors, and [Lines] returns a range of lines (the seed's
-// startLine=100&endLine=200) without splitting anything.
+// without cursors, and [Lines] returns a range of lines (say, lines 100
+// to 200) without splitting anything.
 //
 // # Boundaries
 //

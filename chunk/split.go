@@ -161,8 +161,7 @@ type segCount struct {
 type cand struct{ pos, est int }
 
 func newSplitter(cfg *config, text string, kind Kind) *splitter {
-	_, exact := cfg.counter.(*budget.ExactCounter)
-	return &splitter{cfg: cfg, exact: exact, text: text, levels: kindLevels[kind], find: newFinder(text)}
+	return &splitter{cfg: cfg, exact: budget.IsExact(cfg.counter), text: text, levels: kindLevels[kind], find: newFinder(text)}
 }
 
 // count returns the exact count of text[a:b] when it is at most limit, and

@@ -19,7 +19,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
-// within bounds how long a test waits for a reload. The design figure is
+// within bounds how long a test waits for a reload. The expected time is
 // far lower (debounce 20 ms plus notification latency, well under 100 ms);
 // the margin absorbs -race and loaded CI machines. Speed is not asserted
 // here.

@@ -122,7 +122,7 @@ func (e *MandatoryError) Unwrap() error { return ErrMandatoryOverBudget }
 
 // Defaults of [Options].
 const (
-	// DefaultMaxMessages is the seed Session's max_messages.
+	// DefaultMaxMessages is how many messages a conversation keeps.
 	DefaultMaxMessages = 20
 	// DefaultClearAbove is the token count over which a tool result may be
 	// cleared.

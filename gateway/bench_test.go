@@ -40,8 +40,8 @@ func document(n int) []byte {
 }
 
 // BenchmarkStartup measures what start-up costs the gateway: parsing and
-// validating the document and building the guarded server (the seed's goal
-// is under 3 s for 200 operations).
+// validating the document and building the guarded server (the goal is
+// under 3 s for 200 operations).
 func BenchmarkStartup(b *testing.B) {
 	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: testSecret}})
 	require.NoError(b, err)

@@ -19,8 +19,8 @@ const (
 	CodeAPIUnreachable = "api_unreachable"
 )
 
-// Error is the structured error of a gateway tool: the seed's MCP error
-// response (parameter, value, expected, suggestion) in the shape of
+// Error is the structured error of a gateway tool: what was wrong
+// (parameter, value, expected, suggestion) in the shape of
 // ctxfit's other tool errors. A tool result with isError set carries it as
 // its text (see [Error.Text]), in _meta under "dev.ctxfit/error", and as
 // structuredContent when the tool has no output schema (a client would

@@ -11,7 +11,8 @@ import (
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
-// Stats are the gateway's metrics since [New]: the seed's server metrics.
+// Stats are the gateway's metrics since [New]: start-up and discovery
+// times, validation, API calls and the reductions of shaped results.
 // A Stats is a copy, taken by [Gateway.Stats]; the zero Stats is all zero.
 type Stats struct {
 	// Startup is the time from [Options.Started] (or New's call) to the
@@ -39,7 +40,7 @@ type Stats struct {
 	// the shaped results (1 - tokens sent / tokens of the original, 0 to
 	// 1), SummaryReductionMean that of the summaries, and
 	// SummariesAtLeast70 the share of summaries that cut 70% or more (the
-	// seed's target).
+	// reduction target, [telemetry.ReductionTarget]).
 	Shaped, Summarized                  int64
 	ReductionMean, SummaryReductionMean float64
 	SummariesAtLeast70                  float64

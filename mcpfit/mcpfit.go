@@ -3,10 +3,16 @@
 // budget, losing nothing: [Install] puts a [ctxfit.Guard] in front of every
 // tool, and registers the tools that lead to the rest of a shaped result.
 //
+// This documentation is the one description of how ctxfit shapes MCP
+// results; package mcpgofit (mark3labs/mcp-go) and package proxy (any MCP
+// server) build their results from the same shared code and refer to it.
+//
 // # What a model sees
 //
 // A tool result under the Guard's threshold passes through untouched. One
-// over it is replaced by a shaped result:
+// over it is replaced by a shaped result, block by block (a result with
+// structured content is shaped as one body; large text blocks are each
+// shaped in their place with a share of the budget, small ones stay):
 //
 //   - content: a text block with the shaped JSON body (a page of a list, a
 //     summary of an object, or a chunk of a text, each within the hard
@@ -16,7 +22,16 @@
 //     {"cursor":"..."}.` The body comes first because it is what clients
 //     that read only the first block, or that parse it as the JSON of
 //     structuredContent, need; both blocks together stay within the hard
-//     cap (the line is left out in the rare case it would not fit).
+//     cap (the line is left out in the rare case it would not fit). A
+//     resource_link to the whole original (ctxfit://r/...) follows when the
+//     hard cap has room for it.
+//   - images and audio: they stay, counted as what a model reads of them
+//     (an image by its pixels, audio by its length; see
+//     Config.ImagePixelsPerToken and the others), not as base64 text.
+//     Blobs (embedded resources that are not text), and media alone over
+//     the hard cap, are held back behind a resource_link to ctxfit://r/...,
+//     which resources/read returns byte for byte, to the session it was
+//     issued to.
 //   - structuredContent: the shaped body, when the tool returned structured
 //     content. tools/list advertises each guarded tool's outputSchema as
 //     anyOf [the tool's own schema, the page, summary and chunk envelopes]
@@ -32,7 +47,9 @@
 // tool (ctxfit_details, {"cursor": "...", "fields": "all"}), where the
 // cursor is the summary's details cursor (_meta dev.ctxfit/detailsCursor): a
 // drill-down opens only a result ctxfit itself summarized, for the caller
-// it was issued to, never a tool the model names.
+// it was issued to, never a tool the model names. ctxfit_search and
+// ctxfit_query find what matches in a shaped result (a pattern, a jq
+// expression) from its cursor.
 //
 // # How continuations run the tool again
 //
@@ -68,9 +85,8 @@
 // correct its call, and as mcpgofit answers: JSON-RPC -32602 is left to the
 // SDK for requests that are not tool calls.
 //
-// Install fails open: results that are errors (isError), that ask the
-// client for input (inputRequests), or that hold anything but text (images,
-// audio, resources) pass through untouched. A result that needs shaping
+// Install fails open: results that are errors (isError) or that ask the
+// client for input (inputRequests) pass through untouched. A result that needs shaping
 // while the snapshot store is unavailable is a tool error (code
 // store_unavailable) that says to retry, as the HTTP adapter's 503 does:
 // passing it on whole would break the budget.

@@ -8,28 +8,10 @@
 //
 // # What a model sees
 //
-// A tool result under the Guard's threshold passes through untouched. One
-// over it is replaced by a shaped result:
-//
-//   - content: a text block with the shaped JSON body (a page of a list, a
-//     summary of an object, or a chunk of a text, each within the hard
-//     cap), then a text block with one line that says what the body holds
-//     and how to get more, e.g. `Showing items 1-37 of 500 (3,912 tokens;
-//     budget 4,000). For the next page call ctxfit_next with
-//     {"cursor":"..."}.` Both blocks together stay within the hard cap (the
-//     line is left out in the rare case it would not fit).
-//   - structuredContent: the shaped body, when the tool returned structured
-//     content.
-//   - _meta: the tool's own _meta with dev.ctxfit/nextCursor, dev.ctxfit/strategy,
-//     dev.ctxfit/tokens, dev.ctxfit/originalTokens and dev.ctxfit/hardCap added.
-//
-// The model follows a cursor with the continuation tool (ctxfit_next,
-// {"cursor": "..."}) until there is no next cursor: the pages or chunks
-// together are the tool's whole result. It drills into a summary with the
-// details tool (ctxfit_details, {"cursor": "...", "fields": "all"}), where
-// the cursor is the summary's details cursor (_meta dev.ctxfit/detailsCursor):
-// a drill-down opens only a result ctxfit itself summarized, for the caller
-// it was issued to.
+// The same as with mcpfit: [github.com/ctxfit/ctxfit/mcpfit] describes
+// the shaped results (content, structured content, _meta, held-back
+// media), the continuation, drill-down, search and query tools, the errors
+// and what passes through. What differs with mcp-go follows.
 //
 // # Output schemas
 //
@@ -63,22 +45,9 @@
 //
 // # Errors
 //
-// Errors the model can fix (a malformed, tampered, expired or foreign
-// cursor, an unknown field) are tool results with isError set: a text block
-// with the message and a suggestion, and structuredContent holding the
-// structured error (code, message, data{parameter, expected, suggestion}).
-//
-// A call of ctxfit_next or ctxfit_details with missing or mistyped arguments
-// is also such a tool result (code "parameter_invalid"), as in mcpfit and
-// as the MCP specification (2025-11-25) asks of input validation errors.
-// Servers built with [server.WithInputSchemaValidation] reject such calls
-// before the handler runs, as tool results too (SEP-1303).
-//
-// Install fails open: results that are errors (isError), that ask the
-// client for input (inputRequests), or that hold anything but text (images,
-// audio, resources) pass through untouched. A result that needs shaping
-// while the snapshot store is unavailable is a tool error (code
-// store_unavailable) that says to retry, as the HTTP adapter's 503 does:
-// passing it on whole would break the budget. Task tools
+// Errors the model can fix are tool results with isError set, as in
+// mcpfit. Servers built with [server.WithInputSchemaValidation] reject a
+// call of ctxfit_next or ctxfit_details with missing or mistyped arguments
+// before the handler runs, as tool results too (SEP-1303). Task tools
 // (AddTaskTool) bypass mcp-go's tool middleware and are never shaped.
 package mcpgofit

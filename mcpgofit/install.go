@@ -65,8 +65,7 @@ type Options struct {
 //     and passes its result through [ctxfit.Guard.Handle]: a result under
 //     the threshold is returned untouched, one over it is replaced by a
 //     shaped result. Tools whose [ctxfit.Endpoint] (Match = tool name) is
-//     Disabled pass through, as do errors, input requests and non-text
-//     results;
+//     Disabled pass through, as do errors and input requests;
 //   - re-registers the tools of s that have an output schema with the
 //     schema rewritten to accept shaped results too, and adds a tool filter
 //     ([server.WithToolFilter]) that shows the rewrite in tools/list;
@@ -77,7 +76,7 @@ type Options struct {
 // serves; s and g must outlive the server's sessions. Middleware added with
 // Use before Install runs outside ctxfit (it sees the shaped result),
 // middleware added after runs inside (it sees the tool's own result). Install
-// fails open (see the package documentation) and returns an error for a nil
+// fails open (see package mcpfit's documentation) and returns an error for a nil
 // server or guard, or a tool name that is taken.
 func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	if s == nil || g == nil {

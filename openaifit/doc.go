@@ -6,8 +6,7 @@
 // [Middleware] for an OpenAI-compatible POST /v1/chat/completions endpoint
 // that fits each request's messages to the model's context window
 // ([conversation.FitContext]) and limits each client with a token bucket
-// (the OpenAI-compatible middleware seed's RateLimitBucket: capacity 10,
-// refill configurable, keyed by client IP or a header), answering 429 with
+// (capacity 10 by default, refill configurable, keyed by client IP or a header), answering 429 with
 // Retry-After and an OpenAI-style error body.
 //
 // # Tools

@@ -45,7 +45,7 @@ func ExampleMiddleware() {
 	h := openaifit.Middleware(&openaifit.Options{
 		ContextTokens: func(model string) int { return 1000 },
 		ReplyTokens:   200,
-		Burst:         2, // the seed's capacity is 10
+		Burst:         2, // 10 by default
 	})(provider)
 
 	// 81 messages of 1,770 tokens: over the window, and over the

@@ -29,8 +29,7 @@ const (
 	// DefaultReplyTokens is what a request's reply is assumed to take when
 	// it sets neither max_completion_tokens nor max_tokens.
 	DefaultReplyTokens = 4096
-	// DefaultBurst is the capacity of a client's bucket: the seed's
-	// RateLimitBucket capacity.
+	// DefaultBurst is the capacity of a client's bucket.
 	DefaultBurst = 10
 	// DefaultRate is how many requests a second refill a client's bucket.
 	DefaultRate rate.Limit = 1

@@ -7,7 +7,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 )
 
-// Meta describes a page: the data model's PageMetadata.
+// Meta describes a page.
 //
 // The zero Meta describes an empty, final page. Meta is a plain value, safe
 // to copy and share.

@@ -42,8 +42,9 @@
 // # What is shaped
 //
 // The results of tools/call, resources/read and prompts/get, from the
-// upstream's bytes, as mcpfit shapes tool results (pages, summaries,
-// chunks, held-back media): a resources/read result keeps its contents
+// upstream's bytes, as [github.com/ctxfit/ctxfit/mcpfit] shapes tool
+// results (pages, summaries, chunks, held-back media; its documentation
+// describes them): a resources/read result keeps its contents
 // form, a prompts/get result its messages (a shaped message keeps its
 // role, and the guidance line follows it). Following every cursor
 // reproduces the upstream's output exactly. Errors, task-augmented calls

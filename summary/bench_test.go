@@ -54,7 +54,7 @@ func BenchmarkSummarize(b *testing.B) {
 // BenchmarkFormat measures one compact rendering of a search_nodes response
 // of 20 nodes, metrics included.
 func BenchmarkFormat(b *testing.B) {
-	f, err := summary.NewFormatter(seedFormats, nil)
+	f, err := summary.NewFormatter(graphFormats, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

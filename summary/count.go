@@ -28,7 +28,7 @@ func (s *Summarizer) countIn(st *stopper, text string, limit, segment int) (int,
 	if err := st.check(); err != nil {
 		return 0, err
 	}
-	if _, exact := s.counter.(*budget.ExactCounter); !exact || len(text) <= segment {
+	if !budget.IsExact(s.counter) || len(text) <= segment {
 		if limit < 0 {
 			return s.counter.Count(text), nil
 		}

@@ -19,8 +19,7 @@ import (
 // [FormatOptions.Timeout] is zero.
 const DefaultFormatTimeout = 100 * time.Millisecond
 
-// Format turns the JSON response of one operation into compact text: the
-// MCP-wrapper data model's OutputFormat.
+// Format turns the JSON response of one operation into compact text.
 //
 // The template is a [text/template] template executed on the response
 // after projection on Fields; the response's fields are reached as
@@ -35,8 +34,7 @@ const DefaultFormatTimeout = 100 * time.Millisecond
 //	{{truncate 80 .content}}   at most 80 characters, cut at a word boundary, "..." added
 //	{{inc $i}}                 $i + 1, to number the elements of a range
 //
-// and the functions of Transforms. For example, the wrapper seed's
-// search_nodes format is
+// and the functions of Transforms. For example, a search_nodes format is
 //
 //	Found {{len .nodes}} entities:
 //	{{range $i, $n := .nodes}}{{inc $i}}. {{$n.name}} [{{$n.entity_type}}] - {{truncate 80 $n.summary}}
@@ -63,8 +61,7 @@ type Format struct {
 	// longer text is cut at a word boundary and ends with "…". Zero means no
 	// limit; must be >= 0.
 	MaxLength int
-	// FieldTransforms rewrite values before the template sees them: the
-	// MCP-wrapper data model's transforms, keyed by a [Project] path of the
+	// FieldTransforms rewrite values before the template sees them, keyed by a [Project] path of the
 	// projected response ("nodes.created_at" reaches the field in every
 	// element of nodes) and naming a built-in transform:
 	//
@@ -203,8 +200,7 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 	return &compiledFormat{f: format, tmpl: tmpl, transforms: transforms}, nil
 }
 
-// Metrics measure one use of a format: the MCP-wrapper data model's
-// TokenMetrics, with exact token counts.
+// Metrics measure one use of a format, with exact token counts.
 //
 // The zero value measures nothing. Metrics is a plain value.
 type Metrics struct {

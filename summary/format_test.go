@@ -14,12 +14,13 @@ import (
 	"github.com/ctxfit/ctxfit/summary"
 )
 
-// formatNow is the clock of the format tests: the wrapper seed's examples
-// are relative to it.
+// formatNow is the clock of the format tests: the expected outputs'
+// relative times are relative to it.
 var formatNow = time.Date(2026, 1, 18, 14, 0, 0, 0, time.UTC)
 
-// seedFormats are the MCP-wrapper seed's compact formats.
-var seedFormats = map[string]summary.Format{
+// graphFormats are compact formats of a knowledge-graph server's tools, the
+// formats the tests run.
+var graphFormats = map[string]summary.Format{
 	"search_nodes": {
 		ID:     "search_nodes",
 		Fields: []string{"nodes.name", "nodes.entity_type", "nodes.summary"},
@@ -55,7 +56,7 @@ func newFormatter(t *testing.T, formats map[string]summary.Format, opts *summary
 }
 
 func TestFormatRendersTheSeedFormats(t *testing.T) {
-	f := newFormatter(t, seedFormats, nil)
+	f := newFormatter(t, graphFormats, nil)
 	tests := []struct {
 		op   string
 		raw  string
@@ -211,7 +212,7 @@ func TestRelativeTime(t *testing.T) {
 }
 
 func TestFormatterIsSafeForConcurrentUse(t *testing.T) {
-	f := newFormatter(t, seedFormats, nil)
+	f := newFormatter(t, graphFormats, nil)
 	raw := []byte(`{"uuid":"550e8400-e29b-41d4-a716-446655440000","name":"n","entities_extracted":1,"facts_extracted":2}`)
 	var wg sync.WaitGroup
 	for range 8 {

@@ -19,7 +19,7 @@ const (
 const FieldsAll = "all"
 
 // Response is a condensed representation of an object with the way
-// to fetch the rest: the data model's SummaryResponse[T]. It marshals as
+// to fetch the rest. It marshals as
 //
 //	{"summary":{...},"meta":{"kind":"preview","totalFields":N,"projectedFields":[...],
 //	 "detailsAvailable":{"endpoint":"...","parameters":{"fields":"..."}}}}
@@ -39,7 +39,7 @@ type Response[T any] struct {
 // projection produced.
 type RawResponse = Response[json.RawMessage]
 
-// Meta describes a summary: the data model's SummaryMetadata.
+// Meta describes a summary.
 //
 // The zero Meta has an empty Kind, which marshals as ""; summaries made by
 // this package always set it. Meta is a plain value, safe for concurrent
@@ -58,26 +58,23 @@ type Meta struct {
 	DetailsAvailable *Details `json:"detailsAvailable,omitempty"`
 	// OmittedItems counts, per array path, the elements that a [TopN] rule
 	// left out; nil (and omitted from the JSON) when no rule left any out.
-	// It is an addition to the data model.
 	OmittedItems map[string]int `json:"omittedItems,omitempty"`
 	// OmittedFieldCount is the number of top-level sections the summary
 	// left out or cut, set when their names would take more than a tenth
 	// of the threshold (by exact count): DetailsAvailable's fields
 	// parameter is then "all" instead of the list. Zero (and omitted from
-	// the JSON) when the fields parameter lists them all. It is an
-	// addition to the data model.
+	// the JSON) when the fields parameter lists them all.
 	OmittedFieldCount int `json:"omittedFieldCount,omitempty"`
 	// OmittedFields lists, when OmittedFieldCount is set, the first of
 	// those names, in input order, as many as fit in that tenth of the
 	// threshold (by exact count of their JSON array); the
 	// OmittedFieldCount - len(OmittedFields) others are not named. Nil
 	// (and omitted from the JSON) when none fit or the fields parameter
-	// lists them all. It is an addition to the data model.
+	// lists them all.
 	OmittedFields []string `json:"omittedFields,omitempty"`
 }
 
-// Details is the drill-down link of a summary: the data model's
-// DetailsFetchInfo.
+// Details is the drill-down link of a summary.
 //
 // The zero value has no endpoint and no parameters. It is a plain value;
 // Parameters must not be modified while it is shared.

@@ -111,8 +111,7 @@ func New(opts *Options) (*Summarizer, error) {
 // Budget returns the budget the Summarizer works with.
 func (s *Summarizer) Budget() budget.Budget { return s.budget }
 
-// Result is a response after context management: the gateway data model's
-// ContextManagedResponse.
+// Result is a response after context management.
 //
 // The zero value is an empty pass-through. A Result is a plain value, safe
 // for concurrent reads.

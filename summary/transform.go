@@ -42,7 +42,7 @@ func (f *Formatter) fieldTransform(path, name string) (fieldTransform, error) {
 	return t, nil
 }
 
-// truncateUUID is the seed's truncateUuid: "..." and the last 8 characters.
+// truncateUUID is "..." and the last 8 characters of a value.
 func truncateUUID(v any) string {
 	s := fmt.Sprint(v)
 	if len(s) <= 8 {
@@ -105,8 +105,7 @@ const (
 	LogError = "error"
 )
 
-// TransformationLog is an entry of the transformation log, the MCP-wrapper
-// data model's TransformationLog: a format that failed (level "error",
+// TransformationLog is an entry of the transformation log: a format that failed (level "error",
 // Error set) or ran slowly (level "warn", ProcessingTimeMs set).
 //
 // The zero value is an empty entry. TransformationLog is a plain value.

@@ -55,7 +55,7 @@ func TestFieldTransformsRewriteValuesBeforeTheTemplate(t *testing.T) {
 	})
 
 	t.Run("the format's ID is reported by operation", func(t *testing.T) {
-		f := newFormatter(t, seedFormats, nil)
+		f := newFormatter(t, graphFormats, nil)
 		assert.Equal(t, "search_nodes", f.ID("search_nodes"))
 		assert.Empty(t, f.ID("unknown"))
 	})

@@ -6,7 +6,8 @@ import (
 )
 
 // GatewaySummary is what the gateway records an [Aggregate] received add up
-// to, since it was created: the seed's server metrics. Rates, shares and
+// to, since it was created: start-up, discovery, validation, API calls
+// and reductions. Rates, shares and
 // reductions are fractions between 0 and 1 (a mean reduction may be
 // negative); every rate and mean is 0 when there is nothing to divide by.
 // The zero GatewaySummary means no gateway record was received.

@@ -9,13 +9,12 @@
 //
 // # Records
 //
-// A [Record] carries the fields of the data model's TelemetryRecord
-// (request ID, endpoint, timestamp, estimated tokens, response bytes, item
-// count, latency, the pagination, summarization and chunking flags and the
+// A [Record] carries what happened to one response (request ID,
+// endpoint, timestamp, estimated tokens, response bytes, item count, latency, the pagination, summarization and chunking flags and the
 // optimization metadata) and what the engine adds: sizes before and after
 // shaping, the [Record.Strategy] and [Record.Outcome], a fallback reason,
 // the A/B comparison flag, the sampled error of the token estimator and the
-// cache result. [Record.Validate] enforces the data model's rules.
+// cache result. [Record.Validate] checks that they are consistent.
 //
 // # Sinks
 //
@@ -55,9 +54,9 @@
 //
 // # Estimator accuracy
 //
-// When the cheap token estimator is in use, a [Sampler] picks a small
-// fraction of responses (1% by default) to count exactly as well;
-// [RelativeError] of the two goes into [Record.EstimateError], and
-// [Summary.EstimateAccuracy] reports the fraction of sampled estimates within
-// [EstimateTolerance] (20%) of the exact count.
+// When the cheap token estimator is in use, the guard counts a small
+// fraction of responses (Config.EstimateSample, 1% by default) exactly as
+// well; [RelativeError] of the two goes into [Record.EstimateError], and
+// [Summary.EstimateAccuracy] reports the fraction of sampled estimates
+// within [EstimateTolerance] (20%) of the exact count.
 package telemetry

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"time"
 
@@ -134,25 +133,13 @@ func ExampleNewAsync() {
 	// recorded: 3 dropped: 0
 }
 
-func ExampleNewSampler() {
-	// A seeded source makes the choice repeatable; production code leaves
-	// the source nil.
-	sampler := telemetry.NewSampler(0.1, rand.NewPCG(1, 2))
-
-	sampled := 0
-	for range 1000 {
-		if sampler.Sample() {
-			sampled++ // count this response exactly as well as estimating it
-		}
-	}
-	fmt.Println("sampled:", sampled, "of 1000")
-
-	// For a sampled response, record the estimator's error.
+func ExampleRelativeError() {
+	// For a response counted exactly as well as estimated, record the
+	// estimator's error.
 	estimate, exact := 1150, 1000
 	e := telemetry.RelativeError(estimate, exact)
 	r := telemetry.Record{EstimateError: &e}
 	fmt.Printf("error: %+.0f%%, within tolerance: %v\n", 100**r.EstimateError, telemetry.WithinTolerance(e))
 	// Output:
-	// sampled: 98 of 1000
 	// error: +15%, within tolerance: true
 }

@@ -12,7 +12,7 @@ import (
 // attributes.
 type GatewayEvent string
 
-// Gateway events: the values of [GatewayRecord.Event], the seed's server
+// Gateway events: the values of [GatewayRecord.Event], the gateway's
 // metrics as they happen.
 const (
 	// GatewayStartup: the gateway is ready; Duration is its start-up time
@@ -52,8 +52,8 @@ const (
 	GatewayShaped GatewayEvent = "shaped"
 )
 
-// ReductionTarget is the token reduction (a fraction) the seed asks of a
-// summary: 70% or more. [GatewaySummary.SummariesAtTarget] is the share of
+// ReductionTarget is the token reduction (a fraction) a summary aims for:
+// 70% or more. [GatewaySummary.SummariesAtTarget] is the share of
 // summaries that reached it.
 const ReductionTarget = 0.7
 

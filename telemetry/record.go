@@ -60,20 +60,20 @@ const (
 )
 
 // EstimateTolerance is the relative error within which an estimate counts as
-// accurate: the data model's SC-008 asks for estimates within 20% of the
-// exact count for 90% of responses.
+// accurate: the goal is estimates within 20% of the exact count for 90%
+// of responses.
 const EstimateTolerance = 0.20
 
 // ErrInvalidRecord is wrapped by the errors of [Record.Validate].
 var ErrInvalidRecord = errors.New("telemetry: invalid record")
 
 // Record describes one response ctxfit handled. The first block of fields is
-// the data model's TelemetryRecord; the rest is what the engine adds.
+// what a response is (its sizes and the strategies used); the rest is what
+// the engine adds: sizes before and after shaping and how it went.
 //
 // TokensAfter and BytesAfter are the sizes of what was sent, so the engine
-// sets EstimatedTokens to TokensAfter and ResponseBytes to BytesAfter; the
-// seed names are kept for compatibility, and [Aggregate] reads the After
-// fields.
+// sets EstimatedTokens to TokensAfter and ResponseBytes to BytesAfter; both
+// names stay in the record's JSON, and [Aggregate] reads the After fields.
 //
 // The zero Record is valid and describes an empty response. A Record is a
 // value; copying it shares OptimizationMetadata, which nobody may modify
@@ -151,7 +151,7 @@ type Record struct {
 	CacheHit *bool `json:"cacheHit,omitempty"`
 }
 
-// Validate checks the data model's rules: latency, byte sizes, token counts
+// Validate checks a record's rules: latency, byte sizes, token counts
 // and item count are not negative, and at most one of pagination and
 // chunking was used. Its errors wrap [ErrInvalidRecord]; all the broken rules
 // are reported, joined.

@@ -258,8 +258,8 @@ func serveGatewayHTTP(ctx context.Context, addr string, gw *gateway.Gateway, met
 	return serveHTTP(ctx, addr, mux, logger, "gateway", listening, nil)
 }
 
-// healthReport is the JSON of /healthz: the seed's server metrics, times
-// in milliseconds.
+// healthReport is the JSON of /healthz: the gateway's metrics, times in
+// milliseconds.
 func healthReport(s gateway.Stats) map[string]any {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return map[string]any{

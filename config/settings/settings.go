@@ -25,7 +25,7 @@ import (
 	"github.com/ctxfit/ctxfit/summary"
 )
 
-// Defaults of the guard's settings, as in the data model.
+// Defaults of the guard's settings.
 const (
 	DefaultThreshold      = 4000
 	DefaultHardCap        = 12000
@@ -155,8 +155,7 @@ type Config struct {
 	// name; the first match wins.
 	Endpoints []Endpoint `json:"endpoints,omitempty" yaml:"endpoints,omitempty" validate:"dive"`
 	// Wrapper sets how the endpoints' output formats (Endpoint.OutputFormat)
-	// are applied, measured and logged: the MCP-wrapper seed's
-	// WrapperConfig. The zero value means its defaults.
+	// are applied, measured and logged. The zero value means its defaults.
 	Wrapper WrapperConfig `json:"wrapper,omitzero" yaml:"wrapper,omitempty"`
 }
 
@@ -209,8 +208,8 @@ func (w WrapperConfig) timeoutMs() int {
 	return cmp.Or(w.TimeoutMs, DefaultFormatTimeoutMs)
 }
 
-// OutputFormat is an endpoint's compact rendering of its JSON responses:
-// the MCP-wrapper data model's OutputFormat, as summary.Format holds it.
+// OutputFormat is an endpoint's compact rendering of its JSON responses,
+// as summary.Format holds it.
 // The template is a Go text/template over the response projected on
 // ExtractFields, e.g. "Found {{len .nodes}} entities:\n{{range .nodes}}- {{.name}}\n{{end}}"
 // (see summary.Format for its functions). The zero value is not valid.

@@ -30,8 +30,7 @@ const (
 	headerRequestID = "X-Request-ID"
 )
 
-// Tool invocation statuses, the agent-integration seed's Tool Call Context
-// status.
+// Tool invocation statuses, as a tool call's context records them.
 const (
 	statusSuccess = "success"
 	statusFailure = "failure"

@@ -6,8 +6,7 @@
 // then old turns dropped), and nothing is lost: the model reads any cleared
 // result or any further page with ctxfit_next, served by the agent itself.
 //
-// It is the OpenAI-compatible middleware seed's and the agent-integration
-// seed's systems:
+// It serves:
 //
 //   - POST /v1/chat/completions: the request's messages are added to its
 //     session (X-Session-ID; a new one when absent, returned in the same

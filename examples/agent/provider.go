@@ -16,8 +16,8 @@ import (
 	"github.com/ctxfit/ctxfit/openaifit"
 )
 
-// Circuit breaker of the provider: the agent-integration seed's LLM
-// breaker (3 consecutive failures open it for 60 s).
+// Circuit breaker of the provider: 3 consecutive failures open it for
+// 60 s.
 const (
 	providerBreakerFailures = 3
 	providerBreakerOpen     = 60 * time.Second

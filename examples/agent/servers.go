@@ -19,15 +19,14 @@ import (
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 )
 
-// Circuit breaker of an MCP server: the agent-integration seed's MCP
-// breaker (5 consecutive failures open it for 30 s).
+// Circuit breaker of an MCP server: 5 consecutive failures open it for
+// 30 s.
 const (
 	breakerFailures = 5
 	breakerOpen     = 30 * time.Second
 )
 
-// Connection states of an MCP server, the agent-integration seed's
-// MCPConnection states.
+// Connection states of an MCP server.
 const (
 	stateConnecting   = "connecting"
 	stateConnected    = "connected"

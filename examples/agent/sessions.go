@@ -15,14 +15,14 @@ import (
 	"github.com/ctxfit/ctxfit/conversation"
 )
 
-// Defaults of a session: the OpenAI-compatible middleware seed's Session.
+// Defaults of a session: it lives an hour and keeps 20 messages.
 const (
 	sessionTTL         = time.Hour
 	sessionMaxMessages = conversation.DefaultMaxMessages // 20
 )
 
-// Session is a conversation the agent keeps between requests: the seed's
-// Session (id, messages, created and updated times), its messages fitted
+// Session is a conversation the agent keeps between requests (id,
+// messages, created and updated times), its messages fitted
 // to at most 20 and to the model's window, tool results cleared behind
 // placeholders that lead back to them.
 type Session struct {

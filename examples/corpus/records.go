@@ -8,8 +8,7 @@ import (
 )
 
 // The records of the summary tests and the demo, generated deterministically:
-// a verbose booking (the data model's example, filled out) and an animal
-// record with dozens of scored traits (the API-to-MCP gateway's example).
+// a verbose booking and an animal record with dozens of scored traits.
 
 var loremWords = strings.Fields(`the apartment sits on a quiet street close to the river with
 bright rooms tall windows a fully equipped kitchen and a balcony that looks over the old town

@@ -14,20 +14,10 @@
 //
 // # The protocol
 //
-// A tool result over budget is replaced by a shaped body (a page, a summary
-// or a chunk; see [ctxfit.Guard.Handle]). The adapter sends it as:
-//
-//   - content: one text block with the shaped JSON body, then one text block
-//     with the guidance line of [Guidance];
-//   - structuredContent: the shaped JSON body, when the tool returned
-//     structured content;
-//   - _meta: a fresh map from [Meta] ([MetaNextCursor], [MetaStrategy], ...).
-//
-// The model follows a cursor by calling the continuation tool
-// ([DefaultNextTool], input [NextInputSchema]) and drills into a summarized
-// object with the details tool ([DefaultDetailsTool], input
-// [DetailsInputSchema]). Errors the model can fix (a bad or foreign cursor,
-// an unknown field) are tool results with isError set, built from [ErrorOf].
+// Package [github.com/ctxfit/ctxfit/mcpfit] describes, once, what a model
+// sees: the shaped result's blocks (see [Shaper]), its _meta ([Meta]), the
+// continuation, details, search and query tools ([DefaultNextTool] and the
+// others) and the errors ([ErrorOf]).
 package mcpcore
 
 import (

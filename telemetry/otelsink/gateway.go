@@ -25,7 +25,8 @@ const (
 
 // Bucket boundaries of the gateway's histograms. A bucket holds the values
 // up to its bound, so the reduction buckets bound at 0.69999 rather than
-// 0.7: a reduction of exactly 70% (the seed's target) lands above it.
+// 0.7: a reduction of exactly 70% (the target,
+// [telemetry.ReductionTarget]) lands above it.
 var (
 	startupBuckets   = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30}
 	discoveryBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
@@ -58,7 +59,7 @@ func newGatewayInstruments(b *builder) gatewayInstruments {
 // gen_ai.tool.name. It makes [Sink] a [telemetry.GatewaySink]. It always
 // returns nil.
 //
-// The share of summaries that reached the seed's 70% is 1 − (the count of
+// The share of summaries that reached the 70% target is 1 − (the count of
 // ctxfit.gateway.reduction_ratio's bucket bounded at 0.69999) / (its count), for
 // ctxfit.strategy=summary; API calls that got no answer have error.type
 // _OTHER and no status code, those with a 4xx or 5xx answer the status code

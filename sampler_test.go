@@ -1,14 +1,11 @@
-package telemetry_test
+package ctxfit
 
 import (
-	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // seqSource is a rand.Source whose draws, as floats in [0, 1), are the
@@ -41,20 +38,20 @@ func TestSampler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := telemetry.NewSampler(tt.rate, tt.src)
-			assert.Equal(t, tt.wantRate, s.Rate())
+			s := newSampler(tt.rate, tt.src)
+			assert.Equal(t, tt.wantRate, s.rate)
 			var got []bool
 			for range tt.want {
-				got = append(got, s.Sample())
+				got = append(got, s.sample())
 			}
 			assert.Equal(t, tt.want, got)
 		})
 	}
 	t.Run("the default source samples about the rate", func(t *testing.T) {
-		s := telemetry.NewSampler(0.25, nil)
+		s := newSampler(0.25, nil)
 		n := 0
 		for range 20000 {
-			if s.Sample() {
+			if s.sample() {
 				n++
 			}
 		}
@@ -62,11 +59,11 @@ func TestSampler(t *testing.T) {
 	})
 	t.Run("a seeded source is repeatable and safe to share", func(t *testing.T) {
 		draw := func() []bool {
-			s := telemetry.NewSampler(0.3, rand.NewPCG(1, 2))
+			s := newSampler(0.3, rand.NewPCG(1, 2))
 			out := make([]bool, 64)
 			var wg sync.WaitGroup
 			for i := range out {
-				wg.Go(func() { out[i] = s.Sample() })
+				wg.Go(func() { out[i] = s.sample() })
 			}
 			wg.Wait()
 			return out
@@ -82,32 +79,8 @@ func TestSampler(t *testing.T) {
 		}
 		assert.Equal(t, count(draw()), count(draw()))
 	})
-	t.Run("the zero Sampler samples nothing", func(t *testing.T) {
-		var s telemetry.Sampler
-		assert.False(t, s.Sample())
+	t.Run("the zero sampler samples nothing", func(t *testing.T) {
+		var s sampler
+		assert.False(t, s.sample())
 	})
-}
-
-func TestRelativeError(t *testing.T) {
-	tests := []struct {
-		name             string
-		estimated, exact int
-		want             float64
-		within           bool
-	}{
-		{"an exact estimate has no error", 100, 100, 0, true},
-		{"a high estimate is positive", 120, 100, 0.2, true},
-		{"a low estimate is negative", 75, 100, -0.25, false},
-		{"20 percent low is within tolerance", 80, 100, -0.2, true},
-		{"an exact count of zero is taken as one", 3, 0, 3, false},
-		{"both zero is no error", 0, 0, 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := telemetry.RelativeError(tt.estimated, tt.exact)
-			assert.InDelta(t, tt.want, got, 1e-12)
-			assert.False(t, math.IsInf(got, 0) || math.IsNaN(got))
-			assert.Equal(t, tt.within, telemetry.WithinTolerance(got))
-		})
-	}
 }
