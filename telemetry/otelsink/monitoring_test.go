@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,11 @@ import (
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
 )
 
-// exported records one response of every kind through the Prometheus
-// exporter and returns the metric families and label names it serves.
-func exported(t *testing.T) (names, labels map[string]bool) {
+// exported records one response of every kind and one gateway record of
+// every event through the Prometheus exporter and returns the metric
+// families, the label names and the histogram bucket bounds (as le reads
+// them) it serves.
+func exported(t *testing.T) (names, labels, bounds map[string]bool) {
 	t.Helper()
 	registry := prometheus.NewRegistry()
 	exporter, err := otelprom.New(otelprom.WithRegisterer(registry))
@@ -40,18 +43,39 @@ func exported(t *testing.T) (names, labels map[string]bool) {
 	} {
 		require.NoError(t, sink.Record(t.Context(), r))
 	}
+	for _, r := range []telemetry.GatewayRecord{
+		{Event: telemetry.GatewayStartup, Duration: 80 * time.Millisecond, Tools: 12},
+		{Event: telemetry.GatewaySessionOpened},
+		{Event: telemetry.GatewayDiscovery, Duration: 3 * time.Millisecond},
+		{Event: telemetry.GatewayValidationFailed, Tool: "getBooking", Parameter: "id"},
+		{Event: telemetry.GatewayValidationOK, Tool: "getBooking"},
+		{Event: telemetry.GatewayRetry, Tool: "getBooking"},
+		{Event: telemetry.GatewayCacheMiss, Tool: "getBooking"},
+		{Event: telemetry.GatewayCacheHit, Tool: "getBooking"},
+		{Event: telemetry.GatewayAPICall, Tool: "getBooking", Method: "GET", Status: 200, Duration: 40 * time.Millisecond},
+		{Event: telemetry.GatewayAPICall, Tool: "getBooking", Method: "GET", Status: 503, Duration: 2 * time.Second},
+		{Event: telemetry.GatewayAPICall, Tool: "listBookings", Method: "GET", Duration: 30 * time.Second},
+		{Event: telemetry.GatewayShaped, Tool: "listBookings", Strategy: "summary", Reduction: 0.82},
+		{Event: telemetry.GatewaySessionClosed},
+	} {
+		require.NoError(t, r.Validate())
+		require.NoError(t, sink.RecordGateway(t.Context(), r))
+	}
 	families, err := registry.Gather()
 	require.NoError(t, err)
-	names, labels = map[string]bool{}, map[string]bool{}
+	names, labels, bounds = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, f := range families {
 		names[f.GetName()] = true
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = true
 			}
+			for _, b := range m.GetHistogram().GetBucket() {
+				bounds[strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)] = true
+			}
 		}
 	}
-	return names, labels
+	return names, labels, bounds
 }
 
 // expressions returns the PromQL of monitoring/alerts.yml and of the
@@ -81,13 +105,16 @@ func expressions(t *testing.T) map[string]string {
 	require.NoError(t, err)
 	var dash struct {
 		Panels []struct {
-			Title   string
-			Targets []struct{ Expr string }
+			Type, Title string
+			Targets     []struct{ Expr string }
 		}
 	}
 	require.NoError(t, json.Unmarshal(b, &dash))
 	require.NotEmpty(t, dash.Panels)
 	for _, p := range dash.Panels {
+		if p.Type == "row" {
+			continue
+		}
 		require.NotEmpty(t, p.Targets, p.Title)
 		for i, tg := range p.Targets {
 			out["dashboard "+p.Title+" "+string(rune('A'+i))] = tg.Expr
@@ -101,18 +128,24 @@ var (
 	notMetric  = regexp.MustCompile(`\{[^}]*\}|\bby \([^)]*\)|"[^"]*"`)
 	byClause   = regexp.MustCompile(`\bby \(([^)]*)\)`)
 	matcherRef = regexp.MustCompile(`([a-z_]+)\s*(?:=~|!~|!=|=)\s*"`)
+	leRef      = regexp.MustCompile(`\ble\s*=\s*"([^"]*)"`)
 )
 
 func TestMonitoringUsesTheExportedNames(t *testing.T) {
-	names, labels := exported(t)
+	names, labels, bounds := exported(t)
 	for _, want := range []string{"ctxfit_responses_total", "ctxfit_tokens_total", "ctxfit_response_size_bytes_total",
 		"ctxfit_oversize_attempts_total", "ctxfit_fallbacks_total", "ctxfit_cache_lookups_total",
-		"ctxfit_shaping_duration_seconds", "ctxfit_response_tokens", "ctxfit_estimate_error_ratio"} {
+		"ctxfit_shaping_duration_seconds", "ctxfit_response_tokens", "ctxfit_estimate_error_ratio",
+		"ctxfit_gateway_startup_duration_seconds", "ctxfit_gateway_discovery_duration_seconds",
+		"ctxfit_gateway_validations_total", "ctxfit_gateway_retries_total", "ctxfit_gateway_cache_requests_total",
+		"ctxfit_gateway_sessions", "ctxfit_gateway_api_duration_seconds", "ctxfit_gateway_reduction_ratio"} {
 		assert.True(t, names[want], "%s is exported (units at the end of the name)", want)
 	}
-	for _, want := range []string{"http_request_method", "http_route", "gen_ai_tool_name", "error_type", "ctxfit_strategy", "ctxfit_outcome"} {
+	for _, want := range []string{"http_request_method", "http_route", "gen_ai_tool_name", "error_type", "ctxfit_strategy", "ctxfit_outcome",
+		"http_response_status_code", "ctxfit_validation_result"} {
 		assert.True(t, labels[want], "the label %s is exported", want)
 	}
+	assert.True(t, bounds["0.69999"], "the reduction ratio has the bucket le=\"0.69999\" the 70%% target is read from")
 	assert.False(t, labels["endpoint"], "no label mixes the method and the route")
 
 	known := func(series string) bool {
@@ -154,6 +187,9 @@ func TestMonitoringUsesTheExportedNames(t *testing.T) {
 		}
 		for _, l := range used {
 			assert.Contains(t, allowed, l, "%s uses the label %s, which ctxfit does not export", where, l)
+		}
+		for _, le := range leRef.FindAllStringSubmatch(expr, -1) {
+			assert.True(t, bounds[le[1]], "%s uses the bucket le=%q, which no histogram of ctxfit has", where, le[1])
 		}
 	}
 }
