@@ -1,7 +1,6 @@
 package ctxfit
 
 import (
-	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -51,13 +50,13 @@ func (g *Guard) compactRules(e *engine, ep Endpoint) (*compactRules, error) {
 	}
 	f, err := summary.NewFormatter(map[string]summary.Format{ep.Match: ep.OutputFormat.SummaryFormat(ep.Match)}, &summary.FormatOptions{
 		Counter: e.counter,
-		Timeout: time.Duration(cmp.Or(w.TimeoutMs, DefaultFormatTimeoutMs)) * time.Millisecond,
+		Timeout: w.Timeout(),
 		Now:     g.now,
 	})
 	if err != nil {
 		return nil, err
 	}
-	cr := &compactRules{op: ep.Match, formatter: f, slow: time.Duration(cmp.Or(w.SlowThresholdMs, DefaultSlowThresholdMs)) * time.Millisecond}
+	cr := &compactRules{op: ep.Match, formatter: f, slow: w.SlowThreshold()}
 	if w.CollectMetrics {
 		cr.metrics = g.lines.open(w.MetricsFile)
 	}

@@ -200,12 +200,14 @@ const (
 	DefaultFormatTimeoutMs = 100
 )
 
-func (w WrapperConfig) slowThresholdMs() int {
-	return cmp.Or(w.SlowThresholdMs, DefaultSlowThresholdMs)
+// SlowThreshold is SlowThresholdMs with its default applied.
+func (w WrapperConfig) SlowThreshold() time.Duration {
+	return time.Duration(cmp.Or(w.SlowThresholdMs, DefaultSlowThresholdMs)) * time.Millisecond
 }
 
-func (w WrapperConfig) timeoutMs() int {
-	return cmp.Or(w.TimeoutMs, DefaultFormatTimeoutMs)
+// Timeout is TimeoutMs with its default applied.
+func (w WrapperConfig) Timeout() time.Duration {
+	return time.Duration(cmp.Or(w.TimeoutMs, DefaultFormatTimeoutMs)) * time.Millisecond
 }
 
 // OutputFormat is an endpoint's compact rendering of its JSON responses,
@@ -411,9 +413,9 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if w := c.Wrapper; w.slowThresholdMs() >= w.timeoutMs() {
+	if w := c.Wrapper; w.SlowThreshold() >= w.Timeout() {
 		msgs = append(msgs, fmt.Sprintf("wrapper.slowThresholdMs %d must be < wrapper.timeoutMs %d (a run is logged as slow before it times out)",
-			w.slowThresholdMs(), w.timeoutMs()))
+			w.SlowThreshold().Milliseconds(), w.Timeout().Milliseconds()))
 	}
 	if w := c.Wrapper; w.CollectMetrics && w.MetricsFile == "" {
 		msgs = append(msgs, "wrapper.metricsFile is required when wrapper.collectMetrics is true: name the JSON Lines file of the metrics")
