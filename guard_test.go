@@ -471,6 +471,40 @@ func TestWithTheEstimatorASampleIsAlsoCountedExactly(t *testing.T) {
 	assert.True(t, telemetry.WithinTolerance(*got[0].EstimateError), "chars/4 with the 20%% margin is within 20%% on JSON: %v", *got[0].EstimateError)
 }
 
+func TestTokensBeforeAreExactUpToTheHardCapAndEstimatedPastIt(t *testing.T) {
+	exact, err := budget.Exact("")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		items int
+		over  bool
+	}{
+		{"under the hard cap: counted exactly", 60, false},
+		{"past the hard cap: estimated from the share counted up to it", 3000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []telemetry.Record
+			sink := telemetry.SinkFunc(func(_ context.Context, r telemetry.Record) error { got = append(got, r); return nil })
+			g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour)}, Sink: sink})
+			require.NoError(t, err)
+			body, _ := json.Marshal(corpus.Items(tc.items))
+			_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))
+			require.NoError(t, err)
+			require.NoError(t, g.Close()) // flushes telemetry
+			require.Len(t, got, 1)
+			full := exact.Count(string(body))
+			require.Equal(t, tc.over, full > ctxfit.DefaultHardCap, "%d tokens", full)
+			if !tc.over {
+				assert.Equal(t, full, got[0].TokensBefore)
+				assert.False(t, got[0].TokensBeforeEstimated)
+				return
+			}
+			assert.True(t, got[0].TokensBeforeEstimated)
+			assert.InEpsilon(t, full, got[0].TokensBefore, 0.1, "within 10%% of the exact %d", full)
+		})
+	}
+}
+
 // idStore records the IDs a Guard puts.
 type idStore struct {
 	store.Store

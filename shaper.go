@@ -77,22 +77,28 @@ func (s *shaper) count(b []byte, limit int) int {
 // estimate, scaled from an exact count of a prefix and marked as such, so
 // that no request counts a large response whole.
 func (s *shaper) measure(data []byte) {
-	n := budget.CountUpTo(s.e.counter, view(data), s.rl.budget.HardCap)
+	n, read := budget.CountPrefix(s.e.counter, view(data), s.rl.budget.HardCap)
 	s.rec.TokensBefore, s.rec.BytesBefore, s.rec.TokensBeforeEstimated = n, len(data), false
-	if n <= s.rl.budget.HardCap {
+	if n <= s.rl.budget.HardCap || read >= 1 {
 		return
 	}
-	p := min(len(data), estimatePrefix)
-	for p < len(data) && !utf8.RuneStart(data[p]) {
-		p++
+	// Past the hard cap the decision is made; the tokens of the whole are
+	// estimated from the share counted so far (a hard cap's worth, tens of
+	// KB), not counted again. A counter that does not say how far it read
+	// has a prefix counted instead.
+	if read <= 0 {
+		p := min(len(data), estimatePrefix)
+		for p < len(data) && !utf8.RuneStart(data[p]) {
+			p++
+		}
+		n, read = s.e.counter.Count(view(data[:p])), float64(p)/float64(len(data))
 	}
-	counted := s.e.counter.Count(view(data[:p]))
-	est := int(float64(counted) * float64(len(data)) / float64(max(p, 1)))
-	s.rec.TokensBefore, s.rec.TokensBeforeEstimated = max(est, s.rl.budget.HardCap+1), p < len(data)
+	est := int(float64(n) / max(read, 1e-9))
+	s.rec.TokensBefore, s.rec.TokensBeforeEstimated = max(est, s.rl.budget.HardCap+1), read < 1
 }
 
 // estimatePrefix is the prefix measure counts to estimate a response's
-// tokens beyond the hard cap.
+// tokens beyond the hard cap when its counter cannot say how far it read.
 const estimatePrefix = 64 << 10
 
 // view is b as a string without a copy, for counting: b is not modified

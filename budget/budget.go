@@ -51,6 +51,29 @@ func CountUpTo(c Counter, text string, limit int) int {
 	return c.Count(text)
 }
 
+// CountPrefix is [CountUpTo] that also returns the share of text that was
+// counted, as a fraction: 1 when n is c's count of the whole text, less
+// when counting stopped past limit, so that n / read estimates the tokens
+// of the whole without counting it again. A [LimitedCounter] other than
+// the exact one does not say where it stopped: past limit, read is 0
+// (unknown).
+func CountPrefix(c Counter, text string, limit int) (n int, read float64) {
+	switch c := c.(type) {
+	case *ExactCounter:
+		if limit < 0 {
+			return c.Count(text), 1
+		}
+		return c.enc.CountPrefix(text, limit)
+	case LimitedCounter:
+		n := c.CountUpTo(text, limit)
+		if limit >= 0 && n > limit {
+			return n, 0
+		}
+		return n, 1
+	}
+	return c.Count(text), 1
+}
+
 // Exceeds reports whether text holds more than limit tokens by c's count.
 // It stops counting as soon as the limit is passed when c supports it, and
 // with an exact counter it does not count a text of at most limit bytes at

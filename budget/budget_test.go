@@ -129,6 +129,40 @@ func TestCountUpToStopsEarlyButIsExactBelowTheLimit(t *testing.T) {
 	assert.True(t, budget.Exceeds(budget.Estimator{}, strings.Repeat("x", 100), 10))
 }
 
+func TestCountPrefixSaysHowMuchItRead(t *testing.T) {
+	c, err := budget.Exact("")
+	require.NoError(t, err)
+	text := corpus.Prose(100 << 10)
+	full := c.Count(text)
+
+	for _, limit := range []int{-1, full, full + 1} {
+		n, read := budget.CountPrefix(c, text, limit)
+		assert.Equal(t, full, n, "limit %d: the whole text is counted", limit)
+		assert.Equal(t, 1.0, read, "limit %d", limit)
+	}
+
+	n, read := budget.CountPrefix(c, text, full/4)
+	assert.Greater(t, n, full/4, "past the limit the count is above it")
+	assert.Equal(t, budget.CountUpTo(c, text, full/4), n, "the same count as CountUpTo")
+	assert.Greater(t, read, 0.15)
+	assert.Less(t, read, 0.4, "counting stopped about a quarter of the way in")
+	assert.InEpsilon(t, full, float64(n)/read, 0.05, "n / read estimates the whole")
+
+	n, read = budget.CountPrefix(budget.Estimator{}, text, 10)
+	assert.Equal(t, budget.Estimator{}.Count(text), n, "a counter that cannot stop counts the whole text")
+	assert.Equal(t, 1.0, read)
+	n, read = budget.CountPrefix(stopping{}, text, 10)
+	assert.Equal(t, 11, n)
+	assert.Zero(t, read, "a LimitedCounter that does not say how far it read: unknown")
+}
+
+// stopping is a LimitedCounter that stops right past any limit.
+type stopping struct{}
+
+func (stopping) Count(text string) int { return len(text) }
+
+func (stopping) CountUpTo(text string, limit int) int { return min(len(text), limit+1) }
+
 func TestExactCountsAllocateNothing(t *testing.T) {
 	c, err := budget.Exact("")
 	require.NoError(t, err)

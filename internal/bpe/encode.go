@@ -14,17 +14,31 @@ func (e *Encoding) Count(text string) int {
 // and stops as soon as the count passes limit, returning some value above
 // it. A negative limit means no limit.
 func (e *Encoding) CountUpTo(text string, limit int) int {
+	n, _ := e.CountPrefix(text, limit)
+	return n
+}
+
+// CountPrefix is CountUpTo that also returns the share of text it read, as
+// a fraction: 1 when the count is at most limit, less when it stopped past
+// it (the tokens of the whole are about n / read).
+func (e *Encoding) CountPrefix(text string, limit int) (n int, read float64) {
 	if !utf8.ValidString(text) {
 		text = sanitize(text)
 	}
 	if limit < 0 {
 		limit = math.MaxInt
 	}
+	var end int
 	if len(text) >= cachedCountBytes {
 		var c pieceCache
-		return e.count(text, limit, &c)
+		n, end = e.count(text, limit, &c)
+	} else {
+		n, end = e.count(text, limit, nil)
 	}
-	return e.count(text, limit, nil)
+	if end >= len(text) {
+		return n, 1
+	}
+	return n, float64(end) / float64(len(text))
 }
 
 // pieceCache holds the counts of pieces seen before in one text. Texts
@@ -56,10 +70,10 @@ const (
 	cachedCountBytes = 2048
 )
 
-// count is CountUpTo on valid UTF-8 with a limit, with a piece cache or
-// none.
-func (e *Encoding) count(text string, limit int, cache *pieceCache) int {
-	total := 0
+// count is CountPrefix on valid UTF-8 with a limit, with a piece cache or
+// none; end is the byte offset where it stopped (len(text) when it read all
+// of it).
+func (e *Encoding) count(text string, limit int, cache *pieceCache) (total, end int) {
 	for i := 0; i < len(text); {
 		// e.split, without a call in between for ASCII pieces.
 		j := asciiSplit(text, i, e.o200k)
@@ -102,11 +116,11 @@ func (e *Encoding) count(text string, limit int, cache *pieceCache) int {
 			}
 		}
 		if total > limit {
-			return total
+			return total, j
 		}
 		i = j
 	}
-	return total
+	return total, len(text)
 }
 
 // merge returns the number of tokens in piece, which is not a token.
