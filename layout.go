@@ -40,7 +40,7 @@ func (s *shaper) serveRoot(kind bodyKind) (Result, error) {
 	if kind == kindText {
 		return s.serveText(ref{kind: contChunk, end: int64(len(s.data)), form: chunk.FormEscaped}, layout{})
 	}
-	start, end, _ := rawjson.Root(s.data)
+	start, end := rawjson.Bounds(s.data) // kindOf found it valid
 	switch rawjson.KindOf(s.data[start]) {
 	case rawjson.Array:
 		return s.serveSeq(ref{kind: contPage, end: int64(len(s.data)), pos: int64(rawjson.Space(s.data, start+1))}, layout{})

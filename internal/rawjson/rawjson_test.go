@@ -107,6 +107,11 @@ func FuzzRawJSON(f *testing.F) {
 			t.Fatalf("Escape/Unescape lost %q", data)
 		}
 		start, end, ok := rawjson.Root(data)
+		if ok {
+			if bs, be := rawjson.Bounds(data); bs != start || be != end {
+				t.Fatalf("Bounds(%q) = %d, %d; Root says %d, %d", data, bs, be, start, end)
+			}
+		}
 		if ok && data[start] == '"' {
 			text, m := rawjson.Decode(data[start+1 : end-1])
 			if m.Encoded(len(text)) != end-start-2 {

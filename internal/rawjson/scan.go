@@ -76,6 +76,18 @@ func Root(data []byte) (start, end int, ok bool) {
 	return start, end, true
 }
 
+// Bounds is Root for data already known to be valid (Valid or Root said
+// so): the span of its one value, found from its two ends without scanning
+// what lies between. On data that is not valid JSON its result means
+// nothing.
+func Bounds(valid []byte) (start, end int) {
+	start, end = Space(valid, 0), len(valid)
+	for end > start && Space(valid[end-1:end], 0) == 1 {
+		end--
+	}
+	return start, end
+}
+
 // End returns the index just past the JSON value that starts at data[i] (no
 // white space before it), and whether that value is valid.
 func End(data []byte, i int) (int, bool) {
