@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 )
 
@@ -55,50 +54,14 @@ func TestTheProxyInFrontOfTheExamplesLosesNothingAndStaysUnderTheHardCap(t *test
 				t.Parallel()
 				pcs, stderr := connect(t, bins["ctxfit"], "proxy", "--config", cfg, "--mode", string(mode), "--", bins[upstream], "-raw")
 				rcs, _ := connect(t, bins[upstream], "-raw")
-				guarded, raw := mcptest.Session{T: t, CS: pcs}, mcptest.Session{T: t, CS: rcs}
 
-				t.Run("list_bookings pages reproduce the list", func(t *testing.T) {
-					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
-					for _, args := range []map[string]any{{}, {"status": "pending"}} {
-						bodies := guarded.Follow("list_bookings", args, ctxfit.DefaultHardCap)
-						require.Greater(t, len(bodies), 1)
-						assert.Equal(t, mcptest.Texts(t, raw.Call("list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
-					}
-				})
-				t.Run("search_bookings pages reproduce the structured results", func(t *testing.T) {
-					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
-					args := map[string]any{"query": ""}
-					first := guarded.Call("search_bookings", args)
-					assert.Equal(t, mcptest.Texts(t, raw.Call("search_bookings", args))[0], mcptest.Rebuild(t, guarded.CS, first, ctxfit.DefaultHardCap))
-				})
-				t.Run("read_log chunks reproduce the log byte for byte", func(t *testing.T) {
-					if mode == ctxfit.ModeReplay && upstream != "mcpserver" {
-						// Each replayed chunk re-reads and re-chunks the 10,000-line
-						// log (about 20 s in all); one upstream is enough.
-						t.Skip("read_log is followed in replay mode in front of mcpserver only")
-					}
-					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
-					bodies := guarded.Follow("read_log", nil, ctxfit.DefaultHardCap)
-					require.Greater(t, len(bodies), 10)
-					assert.Equal(t, mcptest.Texts(t, raw.Call("read_log", nil))[0], mcptest.JoinChunks(t, bodies))
-				})
-				t.Run("get_booking is summarized and ctxfit_details returns all of it", func(t *testing.T) {
-					guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
-					args := map[string]any{"id": "BK00007"}
-					res := guarded.Call("get_booking", args)
-					assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-					all := mcptest.Texts(t, res)
-					require.Len(t, all, 2)
-					assert.LessOrEqual(t, mcptest.Count(strings.Join(all, "\n")), ctxfit.DefaultHardCap)
-					call := regexp.MustCompile(`call ctxfit_details with (\{.*\}) \(or`).FindStringSubmatch(all[1])
-					require.NotNil(t, call, all[1])
-					var in map[string]any
-					require.NoError(t, json.Unmarshal([]byte(call[1]), &in))
-					in["fields"] = "all"
-					full := guarded.Call(mcpcore.DefaultDetailsTool, in)
-					require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
-					assert.Equal(t, mcptest.Texts(t, raw.Call("get_booking", args))[0], mcptest.Texts(t, full)[0])
-				})
+				skipLog := ""
+				if mode == ctxfit.ModeReplay && upstream != "mcpserver" {
+					// Each replayed chunk re-reads and re-chunks the 10,000-line
+					// log (about 20 s in all); one upstream is enough.
+					skipLog = "read_log is followed in replay mode in front of mcpserver only"
+				}
+				bookingToolsLoseNothing(t, pcs, rcs, skipLog)
 				t.Run("every call is one JSON log line on standard error", func(t *testing.T) {
 					var calls int
 					for _, line := range strings.Split(stderr.String(), "\n") {
