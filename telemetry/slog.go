@@ -54,25 +54,14 @@ func NewSlogSink(logger *slog.Logger) *SlogSink {
 
 // Record logs r and returns the handler's error.
 func (s *SlogSink) Record(ctx context.Context, r Record) error {
-	logger := s.logger
-	if logger == nil {
-		logger = slog.Default()
-	}
 	level, msg := slog.LevelInfo, MessageResponse
 	if r.Oversize() {
 		level, msg = slog.LevelWarn, MessageOversize
 	}
-	h := logger.Handler()
-	if !h.Enabled(ctx, level) {
+	h, rec, ok := s.line(ctx, r.Timestamp, level, msg)
+	if !ok {
 		return nil
 	}
-	t := r.Timestamp
-	if t.IsZero() {
-		t = time.Now()
-	}
-	var pcs [1]uintptr
-	runtime.Callers(2, pcs[:]) // the caller of Record
-	rec := slog.NewRecord(t, level, msg, pcs[0])
 	str := func(key, v string) {
 		if v != "" {
 			rec.AddAttrs(slog.String(key, v))
@@ -118,6 +107,26 @@ func (s *SlogSink) Record(ctx context.Context, r Record) error {
 		rec.AddAttrs(slog.Group("meta", attrs...))
 	}
 	return h.Handle(ctx, rec)
+}
+
+// line starts the log line of one record at t (now when zero), with the
+// caller of the sink's method as its source, and returns the handler to
+// write it to; ok is false when the handler does not take level.
+func (s *SlogSink) line(ctx context.Context, t time.Time, level slog.Level, msg string) (h slog.Handler, rec slog.Record, ok bool) {
+	logger := s.logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	h = logger.Handler()
+	if !h.Enabled(ctx, level) {
+		return nil, rec, false
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	var pcs [1]uintptr
+	runtime.Callers(3, pcs[:]) // the caller of Record or RecordGateway
+	return h, slog.NewRecord(t, level, msg, pcs[0]), true
 }
 
 // snakeCase writes a camelCase key in snake_case: "tokensEstimated" →

@@ -3,8 +3,6 @@ package telemetry
 import (
 	"context"
 	"log/slog"
-	"runtime"
-	"time"
 )
 
 // MessageGateway is the message of the [SlogSink]'s lines for gateway
@@ -18,25 +16,14 @@ const MessageGateway = "ctxfit: gateway"
 // fractional part), parameter, strategy, reduction_percent (100 ×
 // Reduction), tools. The line's time is r.Time (now, when that is zero).
 func (s *SlogSink) RecordGateway(ctx context.Context, r GatewayRecord) error {
-	logger := s.logger
-	if logger == nil {
-		logger = slog.Default()
-	}
 	level := slog.LevelInfo
 	if r.Event == GatewayAPICall && (r.Status == 0 || r.Status >= 500) {
 		level = slog.LevelWarn
 	}
-	h := logger.Handler()
-	if !h.Enabled(ctx, level) {
+	h, rec, ok := s.line(ctx, r.Time, level, MessageGateway)
+	if !ok {
 		return nil
 	}
-	t := r.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
-	var pcs [1]uintptr
-	runtime.Callers(2, pcs[:]) // the caller of RecordGateway
-	rec := slog.NewRecord(t, level, MessageGateway, pcs[0])
 	str := func(key, v string) {
 		if v != "" {
 			rec.AddAttrs(slog.String(key, v))

@@ -147,3 +147,21 @@ func TestSlogSink(t *testing.T) {
 		assert.Equal(t, "orders", logLines(t, &buf)[0]["service"])
 	})
 }
+
+func TestSlogSinkLinesNameTheirCallerAsSource(t *testing.T) {
+	var buf bytes.Buffer
+	sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{AddSource: true})))
+	require.NoError(t, sink.Record(t.Context(), telemetry.Record{Endpoint: "list"}))
+	require.NoError(t, sink.RecordGateway(t.Context(), telemetry.GatewayRecord{Event: telemetry.GatewayStartup}))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	for _, line := range lines {
+		var rec struct {
+			Source struct {
+				File string `json:"file"`
+			} `json:"source"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		assert.True(t, strings.HasSuffix(rec.Source.File, "slog_test.go"), "source %q", rec.Source.File)
+	}
+}
