@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -185,27 +186,27 @@ func (r reductions) mean() float64 {
 // measure is the receiving middleware, added after mcpfit's, that reads
 // what the guard did to the result of a call of one of the gateway's tools
 // (its _meta dev.ctxfit/strategy, dev.ctxfit/tokens and dev.ctxfit/originalTokens),
-// and tells a cache hit from a miss for a read-only tool: the call missed
-// when the tool's handler ran.
+// and whether mcpfit's response cache served the call (a hit), ran the
+// tool for it (a miss), or was not asked (neither is counted).
 func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
 		if method != "tools/call" || !ok || call.Params == nil {
 			return next(ctx, method, req)
 		}
-		t, ours := gw.byName[call.Params.Name]
+		_, ours := gw.byName[call.Params.Name]
 		if !ours {
 			return next(ctx, method, req)
 		}
-		ctx, ran := withRan(ctx)
+		ctx, cacheHit := mcpfit.WithCacheOutcome(ctx)
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
 		}
-		if gw.cache != nil && t.cacheable() {
-			ev := telemetry.GatewayCacheHit
-			if ran.Load() {
-				ev = telemetry.GatewayCacheMiss
+		if hit := cacheHit(); hit != nil {
+			ev := telemetry.GatewayCacheMiss
+			if *hit {
+				ev = telemetry.GatewayCacheHit
 			}
 			gw.emit(ctx, telemetry.GatewayRecord{Event: ev, Tool: call.Params.Name})
 		}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,22 +23,6 @@ func (gw *Gateway) emit(ctx context.Context, r telemetry.GatewayRecord) {
 		r.Time = gw.now()
 	}
 	_ = gw.sink.RecordGateway(ctx, r) // an error means closed, or a full buffer: counted by the Async
-}
-
-// ranKey is the context key under which [Gateway.measure] asks whether a
-// tool's handler ran, which tells a cache miss from a hit.
-type ranKey struct{}
-
-func withRan(ctx context.Context) (context.Context, *atomic.Bool) {
-	ran := new(atomic.Bool)
-	return context.WithValue(ctx, ranKey{}, ran), ran
-}
-
-// markRan tells the measure middleware of the call that the handler ran.
-func markRan(ctx context.Context) {
-	if ran, ok := ctx.Value(ranKey{}).(*atomic.Bool); ok {
-		ran.Store(true)
-	}
 }
 
 // retryKey is a tool of a session whose last call had invalid arguments.
@@ -87,11 +70,4 @@ func (gw *Gateway) forgetLocked(ss *mcp.ServerSession) {
 			delete(gw.failed, k)
 		}
 	}
-}
-
-// cacheable reports whether calls of t go through the response cache:
-// mcpfit caches the tools annotated read-only.
-func (t *tool) cacheable() bool {
-	a := t.op.Tool.Annotations
-	return a != nil && a.ReadOnlyHint
 }

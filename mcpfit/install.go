@@ -277,6 +277,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, cacheable bool, e
 	}
 	resp, err := fetch(ctx)
 	call.CacheHit = resp.CacheHit
+	reportCacheOutcome(ctx, resp.CacheHit)
 	return resp.Body, res, err
 }
 
