@@ -366,7 +366,6 @@ func (gw *Gateway) Close() error {
 
 // call is the handler of one tool: validate, call the API, answer.
 func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	markRan(ctx)
 	var raw json.RawMessage
 	var ss *mcp.ServerSession
 	if req != nil {
@@ -407,9 +406,12 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 		return t.op.unreachable(err), nil
 	}
 	defer resp.Body.Close()
-	called.Status = resp.StatusCode
-	t.g.emit(ctx, called)
 	res := t.op.answer(resp)
+	called.Status = resp.StatusCode
+	if res.IsError && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		called.Status = 0 // its body could not be read: no answer, as the result says
+	}
+	t.g.emit(ctx, called)
 	if res.IsError {
 		t.g.apiErrors.Add(1)
 	}

@@ -102,6 +102,16 @@ func TestTheGatewayRecordsItsEventsInTheSink(t *testing.T) {
 				rec(telemetry.GatewayValidationOK, "replaceOrder"),
 				apiCall("replaceOrder", "PUT", 404),
 			}},
+		{"an answer whose body breaks off is no answer, as its result says", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte(`{"id":`)) // then the connection closes, 94 bytes short
+		},
+			[]call{{"replaceOrder", map[string]any{"id": "o9"}}},
+			[]telemetry.GatewayRecord{
+				rec(telemetry.GatewayValidationOK, "replaceOrder"),
+				apiCall("replaceOrder", "PUT", 0),
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
