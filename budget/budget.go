@@ -60,9 +60,6 @@ func CountUpTo(c Counter, text string, limit int) int {
 func CountPrefix(c Counter, text string, limit int) (n int, read float64) {
 	switch c := c.(type) {
 	case *ExactCounter:
-		if limit < 0 {
-			return c.Count(text), 1
-		}
 		return c.enc.CountPrefix(text, limit)
 	case LimitedCounter:
 		n := c.CountUpTo(text, limit)

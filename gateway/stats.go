@@ -171,7 +171,7 @@ type reductions struct {
 func (r *reductions) add(v float64) {
 	r.n++
 	r.sum += v
-	if v >= 0.7 {
+	if v >= telemetry.ReductionTarget {
 		r.atLeast70++
 	}
 }
@@ -223,7 +223,7 @@ func (gw *Gateway) measure(next mcp.MethodHandler) mcp.MethodHandler {
 		v := 1 - after/before
 		gw.mu.Lock()
 		gw.shaped.add(v)
-		if strategy == "summary" {
+		if strategy == string(telemetry.StrategySummary) {
 			gw.summarized.add(v)
 		}
 		gw.mu.Unlock()
