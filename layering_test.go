@@ -1,7 +1,6 @@
 package ctxfit_test
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -25,15 +24,10 @@ var independent = []string{
 }
 
 func TestDriversSettingsAndConcernsDoNotImportTheEngine(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
 	// One line per package: its path, then every package it depends on
 	// (not counting its tests).
 	args := append([]string{"list", "-e", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`}, independent...)
-	out, err := exec.Command(goTool, args...).Output()
-	require.NoError(t, err, "go list %s", strings.Join(independent, " "))
+	out := goCommand(t, nil, args...)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	require.NotEmpty(t, lines)
 	var offenders []string
