@@ -52,20 +52,32 @@ promtool check rules monitoring/alerts.yml
 section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
 (cd e2e/ts && npm ci --no-audit --no-fund)
 
+# gotest ARGS...: go test ARGS, its output as it comes; when it fails, a summary follows at the end (where a
+# long log is read first): the failed tests, the panics, and the tests a timeout caught running.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+gotest() {
+  if go test "$@" 2>&1 | tee "$log"; then return 0; fi   # pipefail: the status is go test's
+  echo "== go test $* failed; summary:"
+  grep -E -e '^-test\.shuffle' -e '^\s*--- FAIL' -e '^(FAIL|panic:|fatal error:)' "$log" || true
+  awk '/^\trunning tests:/ {on=1; print; next} on && /^\t\t/ {print; next} {on=0}' "$log"
+  return 1
+}
+
 section "go test -race (every package but e2e)"
 # e2e drives subprocesses (ctxfit, the examples, npm's MCP servers, Prism) built without -race, so -race would
 # check only its harness, at half again its time: it runs once, without -race, in its own section below.
 e2e=github.com/ctxfit/ctxfit/e2e
 pkgs=$(go list "$all" | grep -vx "$e2e")
 # shellcheck disable=SC2086 # one argument per package
-go test -race -shuffle=on -count=1 $pkgs
+gotest -race -shuffle=on -count=1 $pkgs
 
 section "go test of e2e (real listeners, real MCP subprocesses, the TypeScript client)"
-go test -shuffle=on -count=1 "$e2e"
+gotest -shuffle=on -count=1 "$e2e"
 
 section "go test on Go 1.27 (without -race and e2e; the go command fetches the go1.27.3 toolchain from the module proxy)"
 # shellcheck disable=SC2086
-GOTOOLCHAIN=go1.27.3 go test -count=1 $pkgs
+GOTOOLCHAIN=go1.27.3 gotest -count=1 $pkgs
 
 section "benchmarks of every package, once each (they check their own output; the figures come from the README's commands)"
 out=$(go test "$all" -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
