@@ -72,7 +72,6 @@ type Guard struct {
 	counter  budget.Counter                // from Options; nil means exact per Config.Encoding
 	lines    jsonLinesFiles                // the metrics and transformation log files of output formats
 	randKey  []byte                        // per-process key used when Config.Secret is empty
-	sampler  *sampler
 }
 
 // New returns a Guard configured by opts (copied; nil means the defaults).
@@ -106,9 +105,6 @@ func New(opts *Options) (*Guard, error) {
 	}
 	if o.Sink != nil {
 		g.sink = telemetry.NewAsync(o.Sink, nil)
-	}
-	if !budget.IsExact(e.counter) {
-		g.sampler = newSampler(e.cfg.EstimateSample, nil)
 	}
 	g.cur.Store(e)
 	return g, nil
@@ -187,6 +183,7 @@ type engine struct {
 	base       *rules
 	endpoints  map[string]*rules
 	admission  *admission
+	sampler    *sampler // responses also counted exactly; nil with an exact counter
 }
 
 // rules are the resolved settings of one endpoint.
@@ -306,6 +303,9 @@ func (g *Guard) compile(c Config) (*engine, error) {
 		return nil, fmt.Errorf("ctxfit: deriving the subject key: %w", err)
 	}
 	e := &engine{cfg: c, counter: counter, codec: codec, subjectKey: subjectKey, endpoints: make(map[string]*rules, len(c.Endpoints))}
+	if !budget.IsExact(counter) {
+		e.sampler = newSampler(c.EstimateSample, nil)
+	}
 	if prev := g.cur.Load(); prev != nil && prev.admission.same(c) {
 		e.admission = prev.admission // the requests in flight stay counted
 	} else {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -456,19 +457,23 @@ func TestADrillDownOverTheHardCapContinuesInPagesInBothModes(t *testing.T) {
 func TestWithTheEstimatorASampleIsAlsoCountedExactly(t *testing.T) {
 	var got []telemetry.Record
 	sink := telemetry.SinkFunc(func(_ context.Context, r telemetry.Record) error { got = append(got, r); return nil })
-	g, err := ctxfit.New(&ctxfit.Options{
-		Config:  ctxfit.Config{Secret: secret, EstimateSample: 1}, // every response
-		Counter: budget.Estimator{},
-		Sink:    sink,
-	})
+	cfg := ctxfit.Config{Secret: secret, EstimateSample: 1} // every response
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Counter: budget.Estimator{}, Sink: sink})
 	require.NoError(t, err)
 	body, _ := json.Marshal(corpus.Items(300))
-	_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))
-	require.NoError(t, err)
+	handle := func() {
+		_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "list"}, serve(body, "application/json"))
+		require.NoError(t, err)
+	}
+	handle()
+	cfg.EstimateSample = math.SmallestNonzeroFloat64 // a reload's rate is the rate from then on: next to never
+	require.NoError(t, g.Reload(cfg))
+	handle()
 	require.NoError(t, g.Close()) // flushes telemetry
-	require.Len(t, got, 1)
+	require.Len(t, got, 2)
 	require.NotNil(t, got[0].EstimateError, "the estimate's error against the exact count is recorded")
 	assert.True(t, telemetry.WithinTolerance(*got[0].EstimateError), "chars/4 with the 20%% margin is within 20%% on JSON: %v", *got[0].EstimateError)
+	assert.Nil(t, got[1].EstimateError, "after the reload, sampled with a probability of 2^-53")
 }
 
 func TestTokensBeforeAreExactUpToTheHardCapAndEstimatedPastIt(t *testing.T) {

@@ -235,7 +235,7 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 	s.measure(s.data)
 	tokens := s.rec.TokensBefore
 	if tokens > rl.budget.Threshold {
-		s.g.sample(e, view(s.data), tokens, &s.rec)
+		e.sample(view(s.data), tokens, &s.rec)
 	}
 	if req.Query != "" {
 		return s.query(req.Query)
@@ -311,8 +311,8 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 
 // sample records the estimator's error on a sample of responses when the
 // counter is not exact.
-func (g *Guard) sample(e *engine, body string, estimated int, rec *telemetry.Record) {
-	if g.sampler == nil || !g.sampler.sample() {
+func (e *engine) sample(body string, estimated int, rec *telemetry.Record) {
+	if e.sampler == nil || !e.sampler.sample() {
 		return
 	}
 	exact, err := budget.Exact(e.cfg.Encoding)
@@ -457,9 +457,6 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	defer s.cancel()
 	s.snap, s.view = &r.snap, r.view
 	s.format = pageFormat(req.Format, r.format)
-	// Counting the whole snapshot on every continuation would make
-	// following a large response quadratic: count only far enough to tell
-	// whether it was over the hard cap.
 	// The first response measured the snapshot; counting it again on every
 	// continuation would make following a large response quadratic.
 	s.rec = telemetry.Record{BytesBefore: len(data), TokensBefore: int(r.tokens), TokensBeforeEstimated: r.tokensEstimated, CacheHit: cacheHit}
