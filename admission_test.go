@@ -48,11 +48,38 @@ func holding(t *testing.T, g *ctxfit.Guard, c *gatedCounter, body []byte) (finis
 		_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "held"}, serve(body, "text/plain"))
 		done <- err
 	}()
-	<-c.entered
+	select {
+	case <-c.entered:
+	case err := <-done:
+		t.Fatalf("the held request ended before counting its response: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the held request did not count its response within a minute")
+	}
 	return func() error {
 		close(c.gate)
-		return <-done
+		return receive(t, done, "the held request's outcome")
 	}
+}
+
+// receive returns what ch gives, failing the test if nothing comes within
+// a minute: a request that never ends is a failure, not a hung suite.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not come within a minute", what)
+		panic("unreachable")
+	}
+}
+
+// admissionConfig is cfg for the tests of admission: a shaping time limit
+// that a loaded machine cannot reach while a request is held.
+func admissionConfig(cfg ctxfit.Config) ctxfit.Config {
+	cfg.Secret = secret
+	cfg.ShapeTimeout = ctxfit.Duration(time.Hour)
+	return cfg
 }
 
 func TestShapingIsBoundedAndTheRestGetARetryable503(t *testing.T) {
@@ -69,8 +96,7 @@ func TestShapingIsBoundedAndTheRestGetARetryable503(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newGatedCounter(len(held))
 			tc.cfg.AdmissionWait = ctxfit.Duration(time.Millisecond)
-			tc.cfg.Secret = secret
-			g, err := ctxfit.New(&ctxfit.Options{Config: tc.cfg, Counter: c})
+			g, err := ctxfit.New(&ctxfit.Options{Config: admissionConfig(tc.cfg), Counter: c})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = g.Close() })
 			finish := holding(t, g, c, held)
@@ -98,8 +124,8 @@ func TestShapingIsBoundedAndTheRestGetARetryable503(t *testing.T) {
 func TestARequestWaitingForRoomStopsWhenItsClientGoesAway(t *testing.T) {
 	held := []byte(strings.Repeat("word ", 10_000))
 	c := newGatedCounter(len(held))
-	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, MaxConcurrentShaping: 1,
-		AdmissionWait: ctxfit.Duration(time.Hour)}, Counter: c})
+	g, err := ctxfit.New(&ctxfit.Options{Config: admissionConfig(ctxfit.Config{MaxConcurrentShaping: 1,
+		AdmissionWait: ctxfit.Duration(time.Hour)}), Counter: c})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	finish := holding(t, g, c, held)
@@ -112,14 +138,14 @@ func TestARequestWaitingForRoomStopsWhenItsClientGoesAway(t *testing.T) {
 		errc <- err
 	}()
 	cancel()
-	err = <-errc
+	err = receive(t, errc, "the waiting request's outcome")
 	assert.True(t, errors.Is(err, context.Canceled), "got %v", err)
 }
 
 func TestAReloadThatKeepsTheBoundsKeepsTheRequestsInFlightCounted(t *testing.T) {
 	held := []byte(strings.Repeat("word ", 10_000))
 	c := newGatedCounter(len(held))
-	cfg := ctxfit.Config{Secret: secret, MaxConcurrentShaping: 1, AdmissionWait: ctxfit.Duration(time.Millisecond)}
+	cfg := admissionConfig(ctxfit.Config{MaxConcurrentShaping: 1, AdmissionWait: ctxfit.Duration(time.Millisecond)})
 	g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Counter: c})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
