@@ -22,17 +22,19 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/cursor"
+	"github.com/ctxfit/ctxfit/pagination"
 	"github.com/ctxfit/ctxfit/summary"
 )
 
 // Defaults of the guard's settings.
 const (
-	DefaultThreshold      = 4000
-	DefaultHardCap        = 12000
+	DefaultThreshold      = budget.DefaultThreshold // 4,000 tokens
+	DefaultHardCap        = budget.DefaultHardCap   // 12,000 tokens
 	DefaultPageSize       = 50
-	DefaultMaxPageSize    = 200
+	DefaultMaxPageSize    = pagination.MaxLimit // 200
 	DefaultChunkTokens    = 2000
-	DefaultCursorTTL      = 10 * time.Minute
+	DefaultCursorTTL      = cursor.DefaultTTL // 10 minutes
 	DefaultShapeTimeout   = 2 * time.Second
 	DefaultMaxBufferBytes = 8 << 20  // 8 MiB
 	DefaultStoreMaxBytes  = 64 << 20 // 64 MiB
