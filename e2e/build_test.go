@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,3 +123,42 @@ func connect(t *testing.T, bin string, args ...string) (*mcp.ClientSession, *syn
 	})
 	return cs, stderr
 }
+
+// startListening starts cmd (its environment cleanEnv unless set) and
+// returns the first submatch of pattern in a line of its standard error:
+// the URL the program logs once it listens. The test fails if none comes
+// within a minute; the program's standard error is drained until it exits,
+// and the program is killed when the test ends (the caller may stop it
+// sooner).
+func startListening(t *testing.T, cmd *exec.Cmd, pattern *regexp.Regexp) string {
+	t.Helper()
+	if cmd.Env == nil {
+		cmd.Env = cleanEnv()
+	}
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := pattern.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default: // found before; keep draining
+				}
+			}
+		}
+	}()
+	select {
+	case url := <-found:
+		return url
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not log a line matching %s within a minute", filepath.Base(cmd.Path), pattern)
+		return ""
+	}
+}
+
+// proxyURL matches the URL the proxy logs when it listens.
+var proxyURL = regexp.MustCompile(`"url":"(http://[^"]+)"`)

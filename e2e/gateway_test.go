@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,33 +38,12 @@ func startHTTPServer(t *testing.T) string {
 	bin, err := buildHTTPServer()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
+	url := startListening(t, cmd, listening)
+	t.Cleanup(func() { // before startListening's kill: a graceful stop
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case url := <-found:
-		return url
-	case <-time.After(time.Minute):
-		t.Fatal("examples/httpserver did not start listening")
-		return ""
-	}
+	return url
 }
 
 // TestGatewayServesTheExampleHTTPServerFromItsOwnDocument runs `ctxfit

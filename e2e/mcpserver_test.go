@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os/exec"
@@ -83,26 +82,7 @@ func TestTheMCPServerExampleServesStreamableHTTP(t *testing.T) {
 	bin := binaries(t)["mcpserver"]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0")
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-
-	var url string
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`url=(http://\S+)`).FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-			break
-		}
-	}
-	require.NotEmpty(t, url, "the server logs its URL")
-	go func() {
-		for sc.Scan() { // keep draining stderr
-		}
-	}()
+	url := startListening(t, exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0"), regexp.MustCompile(`url=(http://\S+)`))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)

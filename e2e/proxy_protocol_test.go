@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net"
@@ -161,24 +160,7 @@ func TestTheProxyStopsWithinASecondOnSIGTERMWithClientsConnected(t *testing.T) {
 	t.Parallel()
 	bins := binaries(t)
 	cmd := exec.Command(bins["ctxfit"], "proxy", "--listen", "127.0.0.1:0", "--", bins["mcpserver"], "-raw")
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	sc := bufio.NewScanner(stderr)
-	var url string
-	for sc.Scan() {
-		if m := regexp.MustCompile(`"url":"(http://[^"]+)"`).FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-			break
-		}
-	}
-	require.NotEmpty(t, url)
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	url := startListening(t, cmd, proxyURL)
 	var pids []int
 	for range 2 {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).

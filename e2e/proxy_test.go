@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,26 +83,7 @@ func TestTheProxyServesStreamableHTTP(t *testing.T) {
 	bins := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins["ctxfit"], "proxy", "--listen", "127.0.0.1:0", "--", bins["mcpserver"], "-raw")
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-
-	var url string
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`"url":"(http://[^"]+)"`).FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-			break
-		}
-	}
-	require.NotEmpty(t, url, "the proxy logs its URL")
-	go func() {
-		for sc.Scan() { // keep draining stderr
-		}
-	}()
+	url := startListening(t, exec.CommandContext(ctx, bins["ctxfit"], "proxy", "--listen", "127.0.0.1:0", "--", bins["mcpserver"], "-raw"), proxyURL)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)
