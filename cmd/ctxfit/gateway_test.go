@@ -70,26 +70,9 @@ func gatewayEnv(extra map[string]string) func(string) string {
 // and connects a client to it.
 func gatewayInProcess(t *testing.T, env map[string]string, args ...string) (*mcp.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serveGateway(ctx, args, inR, outW, stderr, gatewayEnv(env), nil) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	require.NoError(t, err, "stderr: %s", stderr)
-	t.Cleanup(func() {
-		cs.Close()
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Error("the gateway did not stop")
-		}
+	return inProcess(t, "the gateway", func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+		return serveGateway(ctx, args, stdin, stdout, stderr, gatewayEnv(env), nil)
 	})
-	return cs, stderr
 }
 
 func TestGatewayServesAnAPIFromItsOpenAPIURLOverStdio(t *testing.T) {

@@ -52,18 +52,29 @@ func proxyInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *syncbuf.
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	args = append(args, "--", "env", "CTXFIT_FAKE_UPSTREAM=1", exe)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	getenv := func(k string) string {
 		if k == "CTXFIT_SECRET" {
 			return "a cmd proxy test secret of 32 bytes or more"
 		}
 		return ""
 	}
-	go func() { done <- serveProxy(ctx, args, inR, outW, stderr, getenv) }()
+	return inProcess(t, "the proxy", func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+		return serveProxy(ctx, args, stdin, stdout, stderr, getenv)
+	})
+}
+
+// inProcess runs serve (a command's serving function: the proxy's, the
+// gateway's) over in-memory pipes and connects an MCP client to it. When
+// the test ends, the client closes and serve's context is cancelled; serve
+// must then return nil within 20 seconds.
+func inProcess(t *testing.T, name string, serve func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error) (*mcp.ClientSession, *syncbuf.Buffer) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &syncbuf.Buffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, inR, outW, stderr) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
 		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	require.NoError(t, err, "stderr: %s", stderr)
@@ -74,7 +85,7 @@ func proxyInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *syncbuf.
 		case err := <-done:
 			assert.NoError(t, err)
 		case <-time.After(20 * time.Second):
-			t.Error("the proxy did not stop")
+			t.Errorf("%s did not stop", name)
 		}
 	})
 	return cs, stderr
