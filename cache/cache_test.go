@@ -227,7 +227,7 @@ func TestCacheDeduplicatesConcurrentMisses(t *testing.T) {
 				})
 			}
 			started.Wait()
-			require.Eventually(t, func() bool { return calls.Load() >= 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return calls.Load() >= 1 }, 30*time.Second, time.Millisecond)
 			close(release)
 			wg.Wait()
 			assert.Equal(t, tt.wantCalls, calls.Load())

@@ -121,7 +121,7 @@ func TestCachedHTTPSharesAFetchOnlyWithTheSameVariant(t *testing.T) {
 	got := make([]string, 3)
 	for i, l := range []string{"en", "fr", "en"} {
 		if i > 0 {
-			require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return calls.Load() == 1 }, 30*time.Second, time.Millisecond)
 		}
 		wg.Go(func() {
 			resp, err := ctxfit.CachedHTTP(c, req, lang(l), fetch(l))(t.Context())

@@ -148,7 +148,7 @@ func TestTheGatewayRecordsStartupSessionsAndDiscovery(t *testing.T) {
 	_, err = cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
 	require.NoError(t, cs.Close())
-	require.Eventually(t, func() bool { return gw.Stats().CurrentSessions == 0 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return gw.Stats().CurrentSessions == 0 }, 30*time.Second, time.Millisecond)
 	require.NoError(t, gw.Close())
 
 	startup := sink.of(telemetry.GatewayStartup)

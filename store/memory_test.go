@@ -281,9 +281,9 @@ func TestMemorySweeper(t *testing.T) {
 		require.NoError(t, m.Put(t.Context(), "b", []byte("22"), 2*time.Minute))
 		require.NoError(t, m.Put(t.Context(), "c", []byte("333"), time.Hour))
 		clk.Advance(90 * time.Second)
-		require.Eventually(t, func() bool { return m.Len() == 2 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return m.Len() == 2 }, 30*time.Second, time.Millisecond)
 		clk.Advance(time.Minute)
-		require.Eventually(t, func() bool { return m.Len() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return m.Len() == 1 }, 30*time.Second, time.Millisecond)
 		assert.Equal(t, int64(3), m.Bytes())
 		_, ok, err := m.Get(t.Context(), "c")
 		require.NoError(t, err)
@@ -354,7 +354,7 @@ func countSweepers() int {
 // a sweeper has signalled that it stops, a moment before its goroutine ends.
 func requireNoSweepers(t *testing.T) {
 	t.Helper()
-	require.Eventually(t, func() bool { return countSweepers() == 0 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return countSweepers() == 0 }, 30*time.Second, time.Millisecond,
 		"Memory sweeper goroutines still running")
 }
 

@@ -33,7 +33,7 @@ func client(t *testing.T) *redis.Client {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
 	t.Cleanup(func() { _ = c.Close() })
-	require.Eventually(t, func() bool { return c.Ping(context.Background()).Err() == nil }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return c.Ping(context.Background()).Err() == nil }, 30*time.Second, 10*time.Millisecond)
 	return c
 }
 

@@ -109,7 +109,7 @@ func TestProxyServesTheUpstreamShapedOverStdio(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 
-	require.Eventually(t, func() bool { return strings.Count(stderr.String(), `"msg":"tool call"`) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Count(stderr.String(), `"msg":"tool call"`) == 2 }, 30*time.Second, 10*time.Millisecond)
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		var rec map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &rec), "every log line is JSON: %s", line)
