@@ -42,13 +42,16 @@ func (a *admission) same(c Config) bool {
 // back. It fails with ErrBusy past the wait, or with the context's error
 // when the request goes away.
 func (a *admission) admit(ctx context.Context, n int) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // the client went away: nothing to shape for
+	}
 	w := min(int64(n), a.maxBytes)
 	wctx, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
-	if err := a.slots.Acquire(wctx, 1); err != nil {
+	if err := acquire(wctx, a.slots, 1); err != nil {
 		return nil, a.busy(ctx, err)
 	}
-	if err := a.bytes.Acquire(wctx, w); err != nil {
+	if err := acquire(wctx, a.bytes, w); err != nil {
 		a.slots.Release(1)
 		return nil, a.busy(ctx, err)
 	}
@@ -56,6 +59,18 @@ func (a *admission) admit(ctx context.Context, n int) (release func(), err error
 		a.bytes.Release(w)
 		a.slots.Release(1)
 	}, nil
+}
+
+// acquire takes n of sem at once when they are free (and nobody waits
+// before us), else waits for them until ctx ends. A request that finds
+// room is admitted however short the wait: semaphore.Acquire prefers to
+// fail once its context has ended, which a wait of a millisecond on a
+// loaded machine, or of a nanosecond anywhere, already has.
+func acquire(ctx context.Context, sem *semaphore.Weighted, n int64) error {
+	if sem.TryAcquire(n) {
+		return nil
+	}
+	return sem.Acquire(ctx, n)
 }
 
 func (a *admission) busy(ctx context.Context, err error) error {

@@ -157,3 +157,15 @@ func TestAReloadThatKeepsTheBoundsKeepsTheRequestsInFlightCounted(t *testing.T) 
 	_, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "other"}, serve(held[1:], "text/plain"))
 	require.ErrorIs(t, err, ctxfit.ErrBusy)
 }
+
+func TestARequestThatFindsRoomIsAdmittedHoweverShortTheWait(t *testing.T) {
+	// A wait of a nanosecond has ended before the request looks for room:
+	// the room that is free is taken all the same, every time.
+	g, _ := newGuard(t, ctxfit.Config{MaxConcurrentShaping: 1, AdmissionWait: 1})
+	body := []byte(strings.Repeat("word ", 10_000))
+	for range 20 {
+		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x"}, serve(body, "text/plain"))
+		require.NoError(t, err)
+		assert.True(t, res.Shaped)
+	}
+}

@@ -108,7 +108,8 @@ type Config struct {
 	// AdmissionWait is how long a request waits for room under
 	// MaxConcurrentShaping and MaxShapingBytes; past it the request gets a
 	// retryable 503 (shaping_busy, Retry-After), never a queue without
-	// bound. Zero means 2 s. CTXFIT_ADMISSION_WAIT.
+	// bound. A request that finds room is admitted at once, however short
+	// the wait. Zero means 2 s. CTXFIT_ADMISSION_WAIT.
 	AdmissionWait Duration `json:"admissionWait,omitempty" yaml:"admissionWait,omitempty" validate:"gte=0"`
 	// StoreMaxBytes and StoreMaxItems bound the in-memory snapshot store.
 	// Zero means 64 MiB and 10,000. CTXFIT_STORE_MAX_BYTES,
