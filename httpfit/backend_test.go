@@ -1,12 +1,10 @@
 package httpfit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/httpfit"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -63,24 +62,6 @@ func (failingCache) Set(context.Context, string, cache.Entry, time.Duration) err
 func (failingCache) Delete(context.Context, string) error { return errors.New(backendSecret) }
 func (failingCache) Close() error                         { return nil }
 
-// logBuffer is a logger writing to a buffer, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func TestAProblemNeverEchoesABackendErrorTheLogHasIt(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -101,7 +82,7 @@ func TestAProblemNeverEchoesABackendErrorTheLogHasIt(t *testing.T) {
 		t.Run(tt.name+" that says nothing of the backend", func(t *testing.T) {
 			st := &failingStore{Store: store.NewMemory(nil), panics: tt.panics}
 			t.Cleanup(func() { _ = st.Store.Close() })
-			var guardLog, httpLog logBuffer
+			var guardLog, httpLog syncbuf.Buffer
 			f := newFixture(t, ctxfit.Options{Store: st, Logger: slog.New(slog.NewTextHandler(&guardLog, nil))})
 			h := httpfit.Middleware(f.guard, &httpfit.Options{Logger: slog.New(slog.NewTextHandler(&httpLog, nil))})(api(nil))
 

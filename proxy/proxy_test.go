@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -19,28 +18,18 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/proxy"
 )
 
 // logBuffer collects the proxy's JSON log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 // calls returns the "tool call" records logged so far.
 func (l *logBuffer) calls(t *testing.T) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(l.String()))
 	for sc.Scan() {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "a log line is not JSON: %s", sc.Text())
