@@ -117,7 +117,7 @@ func parseClaudeMCPAdd(args []string) (claudeMCPAdd, error) {
 }
 
 // shellWords splits a line the way a POSIX shell does for the quoting
-// shellQuote writes (single quotes, '\” for a quote).
+// shellQuote writes (single quotes, a quote in them closed, escaped and reopened).
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
 	var words []string
