@@ -106,8 +106,7 @@ type mcpConfigFlags struct {
 func parseMCPConfigFlags(args []string, out io.Writer) (*mcpConfigFlags, error) {
 	fs := newFlagSet("mcp-config", out)
 	m := &mcpConfigFlags{proxy: registerProxyFlags(fs), env: map[string]string{}}
-	proxyNames := map[string]bool{}
-	fs.VisitAll(func(fl *flag.Flag) { proxyNames[fl.Name] = true })
+	proxyNames := flagNames(fs)
 	fs.StringVar(&m.client, "client", "", "the MCP client: "+clientNames())
 	fs.StringVar(&m.name, "name", "ctxfit", "the server's name in the client")
 	fs.BoolVar(&m.write, "write", false, "merge the entry into the client's file instead of printing it")
@@ -154,23 +153,39 @@ func parseMCPConfigFlags(args []string, out io.Writer) (*mcpConfigFlags, error) 
 		}
 		m.proxy.configPath = abs
 	}
-	fs.Visit(func(fl *flag.Flag) { // in lexical order, so the output is stable
+	m.proxyArgs = givenProxyArgs(fs, m.proxy, proxyNames)
+	return m, nil
+}
+
+// flagNames returns the names of the flags defined on fs.
+func flagNames(fs *flag.FlagSet) map[string]bool {
+	names := map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) { names[fl.Name] = true })
+	return names
+}
+
+// givenProxyArgs returns the proxy flags (those in proxyNames) given on fs
+// as arguments for "ctxfit proxy", in lexical order so that the output is
+// stable; --config is f's path (which the caller may have made absolute).
+func givenProxyArgs(fs *flag.FlagSet, f *proxyFlags, proxyNames map[string]bool) []string {
+	var args []string
+	fs.Visit(func(fl *flag.Flag) {
 		if !proxyNames[fl.Name] {
 			return
 		}
 		v := fl.Value.String()
 		switch fl.Name {
 		case "config":
-			v = m.proxy.configPath
+			v = f.configPath
 		case "header", "redact": // repeatable: each as it was given
-			for _, h := range m.proxy.repeated(fl.Name) {
-				m.proxyArgs = append(m.proxyArgs, "--"+fl.Name, h)
+			for _, h := range f.repeated(fl.Name) {
+				args = append(args, "--"+fl.Name, h)
 			}
 			return
 		}
-		m.proxyArgs = append(m.proxyArgs, "--"+fl.Name, v)
+		args = append(args, "--"+fl.Name, v)
 	})
-	return m, nil
+	return args
 }
 
 // defaultCtxfitPath is the running binary's absolute path, so that clients
