@@ -27,12 +27,14 @@ type Check struct {
 	// File is the settings file read (the path argument or CTXFIT_CONFIG);
 	// empty means none.
 	File string
-	// Errors lists every problem: the file's (one: a file that does not
-	// parse stops there), each malformed variable's, and each rule the
-	// merged settings break. Empty means the settings are valid.
+	// Errors lists every problem: the file's (each member's that does not
+	// decode, or one when the file cannot be read or parsed at all), each
+	// malformed variable's, and each rule the merged settings break. Empty
+	// means the settings are valid.
 	Errors []error
 
-	env map[string]string // field name → the variable that set it
+	env     map[string]string // field name → the variable that set it
+	badFile bool              // the file could not be read or decoded
 }
 
 // Setting is one top-level setting as [Check.Settings] reports it.
@@ -66,7 +68,8 @@ func Inspect(path string, getenv func(string) string) Check {
 	if path != "" {
 		c, err := readFile(path)
 		if err != nil {
-			ch.Errors = append(ch.Errors, err)
+			ch.badFile = true
+			ch.Errors = append(ch.Errors, splitFileError(path, err)...)
 		} else {
 			ch.Config = c
 		}
@@ -100,9 +103,29 @@ func Inspect(path string, getenv func(string) string) Check {
 	return ch
 }
 
+// splitFileError returns each of the errors a settings file's error joins
+// (one per member of a JSON file that does not decode), each naming the
+// file.
+func splitFileError(path string, err error) []error {
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, fmt.Errorf("config: %s: %w", path, e))
+	}
+	return out
+}
+
 // Settings returns the top-level settings in the order of [EnvVars], with
-// their effective values (defaults filled in), secrets redacted.
+// their effective values (defaults filled in), secrets redacted. It returns
+// nil when the settings file could not be read or decoded: its values are
+// unknown, and listing the defaults in their place would mislead.
 func (ch Check) Settings() []Setting {
+	if ch.badFile {
+		return nil
+	}
 	c := Redacted(ch.Config)
 	rv := reflect.ValueOf(c)
 	var out []Setting
@@ -133,6 +156,12 @@ func defaultValue(v EnvVar, c settings.Config) (value, meaning string) {
 	switch v.Field {
 	case "HardCap":
 		return fmt.Sprint(max(settings.DefaultHardCap, c.Threshold)), ""
+	case "MaxResultSizeChars":
+		hardCap := c.HardCap
+		if hardCap == 0 {
+			hardCap = max(settings.DefaultHardCap, c.Threshold)
+		}
+		return fmt.Sprint(settings.ResultSizeCharsPerToken * hardCap), "8 x the hard cap"
 	case "Secret", "PreviousSecrets", "RedisURL", "Wrapper.MetricsFile", "Wrapper.LogFile":
 		return "", v.Default
 	}

@@ -158,25 +158,33 @@ func decodeJSON(data []byte, c *settings.Config) error {
 	// Check durations first: Duration's own errors do not name the field.
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
-		for k, raw := range top {
-			for _, key := range durationKeys {
+		var errs []error
+		for _, key := range durationKeys {
+			for k, raw := range top {
 				if !strings.EqualFold(k, key) {
 					continue
 				}
 				var secs float64
 				if json.Unmarshal(raw, &secs) == nil && math.Abs(secs) >= math.MaxInt64/float64(time.Second) {
-					return fmt.Errorf("field %s: %s seconds is out of range: want at most 2562047h (about 292 years)", key, raw)
+					errs = append(errs, fmt.Errorf("field %s: %s seconds is out of range: want at most 2562047h (about 292 years)", key, raw))
+					continue
 				}
 				var d settings.Duration
 				if d.UnmarshalJSON(raw) != nil {
-					return fmt.Errorf(`field %s: %s is not a duration: want a Go duration string such as "10m" or "30s", or a number of seconds`, key, raw)
+					errs = append(errs, fmt.Errorf(`field %s: %s is not a duration: want a Go duration string such as "10m" or "30s", or a number of seconds`, key, raw))
 				}
 			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(append(errs, memberErrors(data, durationKeys)...)...)
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
+		if errs := memberErrors(data, nil); len(errs) > 1 {
+			return errors.Join(errs...) // every member's error, not only the first
+		}
 		return jsonError(data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -184,6 +192,51 @@ func decodeJSON(data []byte, c *settings.Config) error {
 		return fmt.Errorf("line %d, column %d: unexpected data after the settings object: a file holds one JSON object", line, col)
 	}
 	return nil
+}
+
+// memberErrors decodes each member of the JSON object in data on its own
+// and returns the error of each that fails, with its line and column in
+// data; members whose key is in skip (case-insensitive) are left out. It
+// returns nil when data is not a well-formed object.
+func memberErrors(data []byte, skip []string) []error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var errs []error
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil
+		}
+		if slices.ContainsFunc(skip, func(s string) bool { return strings.EqualFold(s, key) }) {
+			continue
+		}
+		start := dec.InputOffset() - int64(len(raw)) // where the value starts in data
+		k, _ := json.Marshal(key)
+		doc := append(append(append(append([]byte("{"), k...), ':'), raw...), '}')
+		one := json.NewDecoder(bytes.NewReader(doc))
+		one.DisallowUnknownFields()
+		var c settings.Config
+		err = one.Decode(&c)
+		if err == nil {
+			continue
+		}
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			typ.Offset += start - int64(len(k)+2) // from doc's offsets to data's
+			errs = append(errs, jsonError(data, err))
+			continue
+		}
+		line, col := position(data, start)
+		errs = append(errs, fmt.Errorf("line %d, column %d: %w", line, col, jsonError(doc, err)))
+	}
+	return errs
 }
 
 // jsonError rewrites encoding/json's errors to name the line and the field.

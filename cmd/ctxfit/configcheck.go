@@ -52,8 +52,11 @@ func checkConfig(ch config.Check, stdout io.Writer) error {
 	if ch.File != "" {
 		from = ch.File
 	}
-	fmt.Fprintf(&b, "# Effective settings: %s, then the CTXFIT_* variables (secrets redacted).\n", from)
-	for _, s := range ch.Settings() {
+	settings := ch.Settings()
+	if settings != nil {
+		fmt.Fprintf(&b, "# Effective settings: %s, then the CTXFIT_* variables (secrets redacted).\n", from)
+	}
+	for _, s := range settings {
 		line := s.Key + ": " + s.Value
 		comment := s.Source
 		if s.Default != "" {
@@ -69,7 +72,7 @@ func checkConfig(ch config.Check, stdout io.Writer) error {
 	if red.Params != (ctxfit.Params{}) {
 		rest.Params = red.Params
 	}
-	if rest.Params != nil || len(red.Endpoints) > 0 {
+	if settings != nil && (rest.Params != nil || len(red.Endpoints) > 0) {
 		var y bytes.Buffer
 		enc := yaml.NewEncoder(&y)
 		enc.SetIndent(2)

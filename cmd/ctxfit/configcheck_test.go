@@ -56,3 +56,46 @@ func TestConfigRefusesBadInvocations(t *testing.T) {
 		assert.NotEmpty(t, errOut)
 	}
 }
+
+func TestConfigCheckListsEveryErrorOfAFileAndNoDefaultsInItsPlace(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, file, content string
+		want                []string
+	}{
+		{"a JSON file with several bad members", "bad.json", "{\"threshold\": \"abc\",\n \"hardCap\": \"x\", \"foo\": 1}", []string{
+			"3 errors:",
+			"line 1, column 19: field threshold: got string, want a whole number",
+			"line 2, column 15: field hardCap: got string, want a whole number",
+			`line 2, column 24: unknown field "foo"`,
+		}},
+		{"a JSON file with a bad duration beside other errors", "durations.json", `{"cursorTTL": "soon", "pageSize": "x"}`, []string{
+			"2 errors:", `field cursorTTL: "soon" is not a duration`, "field pageSize: got string, want a whole number",
+		}},
+		{"a YAML file with several bad keys", "bad.yaml", "threshold: abc\nhardCap: x\nfoo: 1\n", []string{
+			"line 1: cannot unmarshal", "line 2: cannot unmarshal", `line 3: unknown field "foo"`,
+		}},
+		{"a missing file", "missing.yaml", "", []string{"1 error:", "no such file or directory"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" gets every error and no listing", func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			if tt.content != "" {
+				require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
+			}
+			code, out, errOut := runCLI(t, "", "config", "check", path)
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out, "the defaults are not the file's settings")
+			for _, w := range tt.want {
+				assert.Contains(t, errOut, w)
+			}
+		})
+	}
+}
+
+func TestConfigCheckShowsTheTrueDefaultOfMaxResultSizeChars(t *testing.T) {
+	t.Setenv("CTXFIT_HARD_CAP", "20000")
+	code, out, errOut := runCLI(t, "", "config", "check")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^maxResultSizeChars: 160000 +# default: 8 x the hard cap$`, out)
+}

@@ -17,10 +17,32 @@ import (
 )
 
 // runDemo shows ctxfit at work on generated data: no network, no files.
+const demoUsage = `Usage: ctxfit demo [--items N] [--threshold N]
+
+Shows ctxfit on generated data, offline:
+  - pagination: N bookings paged within the threshold, every item found
+    exactly once by following the cursors, and a tampered, a foreign and an
+    expired cursor refused with the messages a model reads;
+  - summary: a verbose booking as its essential fields, and whole again
+    through its drill-down cursor;
+  - chunks: a 10,000-line log read back byte for byte through chunk cursors;
+  - HTTP and MCP: the example bookings API behind httpfit and a tool result
+    behind mcpfit, served in this process on 127.0.0.1;
+  - find, don't page: two questions answered by reading on with
+    ctxfit_next and by one ctxfit_search or ctxfit_query call, with the
+    calls and tokens of each side by side.
+
+Flags:
+`
+
 func runDemo(args []string, stdout io.Writer) error {
 	fs := newFlagSet("demo", stdout)
 	items := fs.Int("items", 500, "number of generated bookings to page through")
 	threshold := fs.Int("threshold", budget.DefaultThreshold, "token threshold of each page")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), demoUsage)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return usageErrorOf(err)
 	}

@@ -9,6 +9,10 @@
 //	                            put the guard in front of a stdio MCP server
 //	ctxfit gateway --openapi FILE_OR_URL [FLAGS]
 //	                            serve an OpenAPI-described HTTP API as guarded MCP tools
+//	ctxfit tools [FLAGS] -- COMMAND [ARGS...]
+//	                            list an MCP server's tools behind the guard
+//	ctxfit call [FLAGS] TOOL -- COMMAND [ARGS...]
+//	                            call a tool behind the guard and print the shaped result
 //	ctxfit mcp-config --client CLIENT [FLAGS] -- COMMAND [ARGS...]
 //	                            print (or --write) an MCP client's entry for the proxy
 //	ctxfit config check [FILE]  validate the settings and print them, secrets redacted
@@ -40,7 +44,12 @@ Usage:
                                                        (stdio, or streamable HTTP with --listen 127.0.0.1:PORT)
   ctxfit gateway --openapi FILE_OR_URL [--base-url URL] [--include OPS] [--header NAME:VALUE]... [--listen ADDR]
                                                        serve an OpenAPI-described HTTP API as guarded MCP tools
-  ctxfit mcp-config --client claude-desktop|claude-code|cursor|vscode [--name NAME] [--write [--file PATH]]
+  ctxfit tools [PROXY FLAGS] -- COMMAND [ARGS...]      list the tools of an MCP server behind the guard, with the
+                                                       tokens of each definition
+  ctxfit call [--args JSON] [--next N] [PROXY FLAGS] TOOL -- COMMAND [ARGS...]
+                                                       call a tool behind the guard: the result as a model gets it,
+                                                       its tokens before and after, and its pages with --next
+  ctxfit mcp-config --client claude-desktop|claude-code|cursor|vscode|gemini|generic [--name NAME] [--write [--file PATH]]
                     [PROXY FLAGS] -- COMMAND [ARGS...]
                                                        print the MCP client's configuration entry for ctxfit proxy,
                                                        or merge it into the client's file (keeping a backup)
@@ -71,6 +80,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runGateway(args[1:], stdin, stdout, stderr)
 	case "mcp-config":
 		err = runMCPConfig(args[1:], stdout, stderr)
+	case "tools", "call":
+		err = runTry(args[0], args[1:], stdout, stderr)
 	case "config":
 		err = runConfig(args[1:], stdout, stderr)
 	case "version", "-version", "--version":

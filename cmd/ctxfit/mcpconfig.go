@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +15,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/config/settings"
+	"github.com/ctxfit/ctxfit/cursor"
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 )
 
@@ -34,6 +39,14 @@ current directory):
   cursor          .cursor/mcp.json ("mcpServers"); ~/.cursor/mcp.json for
                   every project
   vscode          .vscode/mcp.json ("servers", type stdio)
+  gemini          .gemini/settings.json, the project's settings of Gemini
+                  CLI ("mcpServers"); ~/.gemini/settings.json for the user
+  generic         mcp.json ("mcpServers"), the form most other clients read
+
+--env CTXFIT_SECRET=generate puts a new random secret of 32 bytes in the
+entry. Every CTXFIT_* variable given with --env is checked as the proxy
+will check it (a secret needs at least 32 bytes) before anything is
+printed or written.
 
 PROXY FLAGS are those of "ctxfit proxy" (see ctxfit proxy -h) except
 --listen: clients start the proxy over stdio.
@@ -59,6 +72,8 @@ var mcpClients = map[string]mcpClient{
 	"claude-code": {serversKey: "mcpServers", typed: true, file: func(string) string { return ".mcp.json" }},
 	"cursor":      {serversKey: "mcpServers", file: func(string) string { return filepath.Join(".cursor", "mcp.json") }},
 	"vscode":      {serversKey: "servers", typed: true, file: func(string) string { return filepath.Join(".vscode", "mcp.json") }},
+	"gemini":      {serversKey: "mcpServers", file: func(string) string { return filepath.Join(".gemini", "settings.json") }},
+	"generic":     {serversKey: "mcpServers", file: func(string) string { return "mcp.json" }},
 }
 
 func clientNames() string {
@@ -91,24 +106,23 @@ type mcpConfigFlags struct {
 func parseMCPConfigFlags(args []string, out io.Writer) (*mcpConfigFlags, error) {
 	fs := newFlagSet("mcp-config", out)
 	m := &mcpConfigFlags{proxy: registerProxyFlags(fs), env: map[string]string{}}
-	proxyNames := map[string]bool{}
-	fs.VisitAll(func(fl *flag.Flag) { proxyNames[fl.Name] = true })
+	proxyNames := flagNames(fs)
 	fs.StringVar(&m.client, "client", "", "the MCP client: "+clientNames())
 	fs.StringVar(&m.name, "name", "ctxfit", "the server's name in the client")
 	fs.BoolVar(&m.write, "write", false, "merge the entry into the client's file instead of printing it")
 	fs.StringVar(&m.file, "file", "", "the client's file to write (default: the client's own, see above)")
 	fs.StringVar(&m.ctxfit, "ctxfit", defaultCtxfitPath(), "the ctxfit binary the client runs")
-	fs.Func("env", "an environment variable of the proxy, KEY=VALUE (repeatable), e.g. CTXFIT_SECRET=...", func(s string) error {
+	fs.Func("env", "an environment variable of the proxy, KEY=VALUE (repeatable), e.g. CTXFIT_SECRET=generate", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want KEY=VALUE, got %q", s)
+			return fmt.Errorf("want KEY=VALUE, got %q", redactEnv(s))
 		}
 		m.env[k] = v
 		return nil
 	})
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), mcpConfigUsage)
-		fs.PrintDefaults()
+		printDefaultsExcept(fs, "listen")
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, usageErrorOf(err)
@@ -121,6 +135,9 @@ func parseMCPConfigFlags(args []string, out io.Writer) (*mcpConfigFlags, error) 
 	}
 	if m.file != "" && !m.write {
 		return nil, usageError{errors.New("--file goes with --write")}
+	}
+	if err := m.checkEnv(); err != nil {
+		return nil, err
 	}
 	m.proxy.command = fs.Args()
 	if err := m.proxy.check("ctxfit mcp-config --client CLIENT [FLAGS] -- COMMAND [ARGS...]"); err != nil {
@@ -136,23 +153,39 @@ func parseMCPConfigFlags(args []string, out io.Writer) (*mcpConfigFlags, error) 
 		}
 		m.proxy.configPath = abs
 	}
-	fs.Visit(func(fl *flag.Flag) { // in lexical order, so the output is stable
+	m.proxyArgs = givenProxyArgs(fs, m.proxy, proxyNames)
+	return m, nil
+}
+
+// flagNames returns the names of the flags defined on fs.
+func flagNames(fs *flag.FlagSet) map[string]bool {
+	names := map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) { names[fl.Name] = true })
+	return names
+}
+
+// givenProxyArgs returns the proxy flags (those in proxyNames) given on fs
+// as arguments for "ctxfit proxy", in lexical order so that the output is
+// stable; --config is f's path (which the caller may have made absolute).
+func givenProxyArgs(fs *flag.FlagSet, f *proxyFlags, proxyNames map[string]bool) []string {
+	var args []string
+	fs.Visit(func(fl *flag.Flag) {
 		if !proxyNames[fl.Name] {
 			return
 		}
 		v := fl.Value.String()
 		switch fl.Name {
 		case "config":
-			v = m.proxy.configPath
+			v = f.configPath
 		case "header", "redact": // repeatable: each as it was given
-			for _, h := range m.proxy.repeated(fl.Name) {
-				m.proxyArgs = append(m.proxyArgs, "--"+fl.Name, h)
+			for _, h := range f.repeated(fl.Name) {
+				args = append(args, "--"+fl.Name, h)
 			}
 			return
 		}
-		m.proxyArgs = append(m.proxyArgs, "--"+fl.Name, v)
+		args = append(args, "--"+fl.Name, v)
 	})
-	return m, nil
+	return args
 }
 
 // defaultCtxfitPath is the running binary's absolute path, so that clients
@@ -186,10 +219,13 @@ func (m *mcpConfigFlags) entry() serverEntry {
 }
 
 // claudeAddLine is the `claude mcp add` command that writes the same entry
-// into .mcp.json.
+// into .mcp.json. The name comes before the options: Claude Code's --env
+// takes any number of values, so a name after it would be read as one more
+// variable ("Invalid environment variable format: NAME"); "--" ends the
+// values before the command.
 func (m *mcpConfigFlags) claudeAddLine() string {
 	e := m.entry()
-	words := []string{"claude", "mcp", "add", "--scope", "project"}
+	words := []string{"claude", "mcp", "add", m.name, "--scope", "project"}
 	keys := make([]string, 0, len(m.env))
 	for k := range m.env {
 		keys = append(keys, k)
@@ -198,11 +234,53 @@ func (m *mcpConfigFlags) claudeAddLine() string {
 	for _, k := range keys {
 		words = append(words, "--env", k+"="+m.env[k])
 	}
-	words = append(append(words, m.name, "--", e.Command), e.Args...)
+	words = append(append(words, "--", e.Command), e.Args...)
 	for i, w := range words {
 		words[i] = shellQuote(w)
 	}
 	return strings.Join(words, " ")
+}
+
+// generateSecret is the value of --env CTXFIT_SECRET=generate (or
+// CTXFIT_PREVIOUS_SECRETS=generate): replaced by a new random secret.
+const generateSecret = "generate"
+
+// checkEnv replaces generated secrets and checks every CTXFIT_* variable as
+// the proxy will read it at start, so that a client is never given an entry
+// whose proxy refuses to start.
+func (m *mcpConfigFlags) checkEnv() error {
+	if m.env["CTXFIT_SECRET"] == generateSecret {
+		b := make([]byte, cursor.MinSecretBytes)
+		_, _ = rand.Read(b) // never fails (crypto/rand)
+		m.env["CTXFIT_SECRET"] = base64.RawURLEncoding.EncodeToString(b)
+	}
+	if _, err := config.FromEnv(settings.Config{}, func(k string) string { return m.env[k] }); err != nil {
+		return usageError{fmt.Errorf("--env: %w; the proxy would refuse to start with it (for a new secret give --env CTXFIT_SECRET=%s)", err, generateSecret)}
+	}
+	return nil
+}
+
+// redactEnv returns an --env argument for an error message: the value of a
+// variable whose name looks secret is left out.
+func redactEnv(s string) string {
+	k, _, ok := strings.Cut(s, "=")
+	if ok && strings.Contains(strings.ToUpper(k), "SECRET") {
+		return k + "=..."
+	}
+	return s
+}
+
+// printDefaultsExcept prints the flags' defaults as fs.PrintDefaults does,
+// without the named ones.
+func printDefaultsExcept(fs *flag.FlagSet, names ...string) {
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	shown.SetOutput(fs.Output())
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !slices.Contains(names, fl.Name) {
+			shown.Var(fl.Value, fl.Name, fl.Usage)
+		}
+	})
+	shown.PrintDefaults()
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

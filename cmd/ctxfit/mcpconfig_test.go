@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,20 +14,24 @@ import (
 )
 
 func TestMCPConfigPrintsEachClientsEntry(t *testing.T) {
-	args := []string{"--threshold", "3000", "--env", "CTXFIT_SECRET=s3cret", "--name", "bookings", "--ctxfit", "/usr/local/bin/ctxfit",
+	args := []string{"--threshold", "3000", "--env", "CTXFIT_SECRET=s3cret-of-32-bytes-or-more-0123456789", "--name", "bookings", "--ctxfit", "/usr/local/bin/ctxfit",
 		"--", "python", "/srv/server.py"}
 	proxyArgs := `["proxy","--threshold","3000","--","python","/srv/server.py"]`
 	tests := []struct {
 		client, want, where string
 	}{
-		{"claude-desktop", `{"mcpServers":{"bookings":{"command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret"}}}}`,
+		{"claude-desktop", `{"mcpServers":{"bookings":{"command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret-of-32-bytes-or-more-0123456789"}}}}`,
 			filepath.Join("Claude", "claude_desktop_config.json")},
-		{"claude-code", `{"mcpServers":{"bookings":{"type":"stdio","command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret"}}}}`,
+		{"claude-code", `{"mcpServers":{"bookings":{"type":"stdio","command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret-of-32-bytes-or-more-0123456789"}}}}`,
 			".mcp.json"},
-		{"cursor", `{"mcpServers":{"bookings":{"command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret"}}}}`,
+		{"cursor", `{"mcpServers":{"bookings":{"command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret-of-32-bytes-or-more-0123456789"}}}}`,
 			filepath.Join(".cursor", "mcp.json")},
-		{"vscode", `{"servers":{"bookings":{"type":"stdio","command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret"}}}}`,
+		{"vscode", `{"servers":{"bookings":{"type":"stdio","command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret-of-32-bytes-or-more-0123456789"}}}}`,
 			filepath.Join(".vscode", "mcp.json")},
+		{"gemini", `{"mcpServers":{"bookings":{"command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret-of-32-bytes-or-more-0123456789"}}}}`,
+			filepath.Join(".gemini", "settings.json")},
+		{"generic", `{"mcpServers":{"bookings":{"command":"/usr/local/bin/ctxfit","args":` + proxyArgs + `,"env":{"CTXFIT_SECRET":"s3cret-of-32-bytes-or-more-0123456789"}}}}`,
+			"mcp.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.client+" gets its own keys, and where the entry goes", func(t *testing.T) {
@@ -39,11 +45,157 @@ func TestMCPConfigPrintsEachClientsEntry(t *testing.T) {
 }
 
 func TestMCPConfigPrintsTheClaudeMcpAddLine(t *testing.T) {
+	secret := "a b " + strings.Repeat("x", 32)
 	code, _, errOut := runCLI(t, "", "mcp-config", "--client", "claude-code", "--name", "fs", "--ctxfit", "ctxfit",
-		"--env", "CTXFIT_SECRET=a b", "--hard-cap", "9000", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp")
+		"--env", "CTXFIT_SECRET="+secret, "--env", "CTXFIT_THRESHOLD=3000", "--hard-cap", "9000",
+		"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut,
-		"claude mcp add --scope project --env 'CTXFIT_SECRET=a b' fs -- ctxfit proxy --hard-cap 9000 -- npx -y @modelcontextprotocol/server-filesystem /tmp\n")
+	assert.Contains(t, errOut, "claude mcp add fs --scope project --env 'CTXFIT_SECRET="+secret+"' --env CTXFIT_THRESHOLD=3000"+
+		" -- ctxfit proxy --hard-cap 9000 -- npx -y @modelcontextprotocol/server-filesystem /tmp\n")
+
+	t.Run("Claude Code's parser reads the name, every variable and the command from it", func(t *testing.T) {
+		_, line, ok := strings.Cut(errOut, "  claude mcp add ")
+		require.True(t, ok, errOut)
+		line, _, _ = strings.Cut(line, "\n")
+		got, err := parseClaudeMCPAdd(shellWords(t, line))
+		require.NoError(t, err)
+		assert.Equal(t, claudeMCPAdd{
+			name: "fs", scope: "project", env: []string{"CTXFIT_SECRET=" + secret, "CTXFIT_THRESHOLD=3000"},
+			command: []string{"ctxfit", "proxy", "--hard-cap", "9000", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+		}, got)
+	})
+	t.Run("the grammar model refuses the line Claude Code refuses", func(t *testing.T) {
+		_, err := parseClaudeMCPAdd([]string{"--scope", "project", "--env", "K=V", "fs", "--", "srv"})
+		assert.ErrorContains(t, err, "Invalid environment variable format: fs")
+	})
+}
+
+// claudeMCPAdd is what `claude mcp add` reads from its arguments.
+type claudeMCPAdd struct {
+	name, scope string
+	env         []string
+	command     []string
+}
+
+// parseClaudeMCPAdd reads the arguments after `claude mcp add` as Claude
+// Code's parser (commander) does: -e/--env takes every following argument
+// that does not start with "-" (a variadic option), -s/--scope one value,
+// the first other argument is the name, and "--" ends the options; each
+// variable must be KEY=VALUE, with the error Claude Code prints.
+func parseClaudeMCPAdd(args []string) (claudeMCPAdd, error) {
+	var out claudeMCPAdd
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case a == "-e" || a == "--env":
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				out.env = append(out.env, args[i])
+			}
+		case a == "-s" || a == "--scope":
+			i++
+			out.scope = args[i]
+		case strings.HasPrefix(a, "-"):
+			return out, fmt.Errorf("unknown option %s", a)
+		default:
+			positional = append(positional, a)
+		}
+	}
+	for _, e := range out.env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return out, fmt.Errorf("Invalid environment variable format: %s, environment variables should be added as: -e KEY1=value1 -e KEY2=value2", e)
+		}
+	}
+	if len(positional) < 2 {
+		return out, errors.New("missing the name or the command")
+	}
+	out.name, out.command = positional[0], positional[1:]
+	return out, nil
+}
+
+// shellWords splits a line the way a POSIX shell does for the quoting
+// shellQuote writes (single quotes, a quote in them closed, escaped and reopened).
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	in, started := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case in && c == '\'':
+			in = false
+		case in:
+			w.WriteByte(c)
+		case c == '\'':
+			in, started = true, true
+		case c == '\\' && i+1 < len(line):
+			i++
+			w.WriteByte(line[i])
+			started = true
+		case c == ' ':
+			if started {
+				words = append(words, w.String())
+				w.Reset()
+				started = false
+			}
+		default:
+			w.WriteByte(c)
+			started = true
+		}
+	}
+	require.False(t, in, "unterminated quote in %q", line)
+	if started {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+func TestMCPConfigChecksTheProxysVariablesBeforeWriting(t *testing.T) {
+	tests := []struct {
+		name, env, want string
+	}{
+		{"a secret shorter than 32 bytes", "CTXFIT_SECRET=abc", "secret must be at least 32 bytes"},
+		{"a previous secret shorter than 32 bytes", "CTXFIT_PREVIOUS_SECRETS=short", "at least 32"},
+		{"a threshold that is not a number", "CTXFIT_THRESHOLD=lots", "CTXFIT_THRESHOLD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" is refused, and the file is left alone", func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "mcp.json")
+			code, out, errOut := runCLI(t, "", "mcp-config", "--client", "generic", "--write", "--file", file, "--env", tt.env, "--", "srv")
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tt.want)
+			assert.Contains(t, errOut, "CTXFIT_SECRET=generate", "the error says what to do next")
+			assert.NotContains(t, errOut, "abc", "a secret's value is never printed")
+			assert.NoFileExists(t, file)
+		})
+	}
+}
+
+func TestMCPConfigGeneratesASecret(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "mcp-config", "--client", "generic", "--env", "CTXFIT_SECRET=generate", "--", "srv")
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		MCPServers map[string]serverEntry `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	secret := doc.MCPServers["ctxfit"].Env["CTXFIT_SECRET"]
+	assert.GreaterOrEqual(t, len(secret), 32)
+	assert.NotEqual(t, "generate", secret)
+
+	_, again, _ := runCLI(t, "", "mcp-config", "--client", "generic", "--env", "CTXFIT_SECRET=generate", "--", "srv")
+	assert.NotContains(t, again, secret, "each run makes a new secret")
+}
+
+func TestMCPConfigHelpListsOnlyFlagsItAccepts(t *testing.T) {
+	_, _, errOut := runCLI(t, "", "mcp-config", "-h")
+	assert.NotContains(t, errOut, "\n  -listen")
+	assert.Contains(t, errOut, "\n  -threshold")
+	assert.Contains(t, errOut, "gemini")
 }
 
 func TestMCPConfigWritesAConfigPathThatClientsFindFromAnyDirectory(t *testing.T) {
@@ -159,7 +311,7 @@ func TestMCPConfigRefusesBadInvocations(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"an unknown client", []string{"--client", "emacs", "--", "srv"}, `--client "emacs": want one of claude-code, claude-desktop, cursor, vscode`},
+		{"an unknown client", []string{"--client", "emacs", "--", "srv"}, `--client "emacs": want one of claude-code, claude-desktop, cursor, gemini, generic, vscode`},
 		{"no client", []string{"--", "srv"}, `--client ""`},
 		{"no upstream command", []string{"--client", "cursor"}, "needs the upstream's command"},
 		{"--listen, which clients cannot use", []string{"--client", "cursor", "--listen", "127.0.0.1:7070", "--", "srv"}, "over stdio"},

@@ -86,8 +86,14 @@ func runShape(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	rec := res.Record
-	line := fmt.Sprintf("%s: %d -> %d tokens (threshold %d, hard cap %d)",
-		res.Strategy, rec.TokensBefore, rec.TokensAfter, g.Config().Threshold, rec.HardCap)
+	before := fmt.Sprint(rec.TokensBefore)
+	if rec.TokensBeforeEstimated {
+		// Past the hard cap the guard counts a prefix and scales it;
+		// ctxfit count gives the exact figure.
+		before = "about " + before + " (estimated; ctxfit count gives the exact figure)"
+	}
+	line := fmt.Sprintf("%s: %s -> %d tokens (threshold %d, hard cap %d)",
+		res.Strategy, before, rec.TokensAfter, g.Config().Threshold, rec.HardCap)
 	if res.Guidance != "" {
 		line += ". " + res.Guidance
 	}

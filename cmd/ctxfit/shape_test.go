@@ -32,6 +32,20 @@ func bigObject() string {
 	return string(b)
 }
 
+func TestShapeSaysWhenTheTokensBeforeAreAnEstimate(t *testing.T) {
+	list := bigList(400)
+	exact, err := budget.Exact(budget.O200KBase)
+	require.NoError(t, err)
+	code, _, errOut := runCLI(t, list, "shape", "--threshold", "500", "--hard-cap", "1000")
+	require.Equal(t, 0, code, errOut)
+	require.Greater(t, exact.Count(list), 1000, "over the hard cap, where the guard estimates")
+	assert.Regexp(t, `^pagination: about \d+ \(estimated; ctxfit count gives the exact figure\) -> `, errOut)
+
+	code, _, errOut = runCLI(t, bigList(20), "shape", "--threshold", "500", "--hard-cap", "100000")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `^pagination: \d+ -> `, errOut, "under the hard cap the count is exact")
+}
+
 func TestShapePrintsWhatTheGuardWouldReturn(t *testing.T) {
 	exact, err := budget.Exact(budget.O200KBase)
 	require.NoError(t, err)
@@ -71,7 +85,7 @@ func TestShapePrintsWhatTheGuardWouldReturn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
 			require.Equal(t, 0, code, errOut)
-			assert.Regexp(t, `^`+tt.wantStrategy+`: \d+ -> \d+ tokens \(threshold \d+, hard cap \d+\)`, errOut)
+			assert.Regexp(t, `^`+tt.wantStrategy+`: (\d+|about \d+ \(estimated; ctxfit count gives the exact figure\)) -> \d+ tokens \(threshold \d+, hard cap \d+\)`, errOut)
 			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line of summary: %q", errOut)
 			if tt.check != nil {
 				tt.check(t, out)

@@ -43,6 +43,9 @@ const (
 	// shaped at once, across requests.
 	DefaultMaxShapingBytes = 256 << 20 // 256 MiB
 	DefaultAdmissionWait   = 2 * time.Second
+	// ResultSizeCharsPerToken is the characters a token of the hard cap
+	// counts for in the default MaxResultSizeChars.
+	ResultSizeCharsPerToken = 8
 	// MinHardCap is the smallest hard cap a Config may set: a page with
 	// its cursors and budget fields, and an error document, need room.
 	MinHardCap = 500
@@ -148,8 +151,9 @@ type Config struct {
 	// MaxResultSizeChars is what the MCP adapters tell clients of a
 	// guarded tool's largest result, as _meta["anthropic/maxResultSizeChars"]
 	// in tools/list (Claude Code reads it), so that a client does not
-	// truncate or divert results ctxfit already fitted. Zero means 8
-	// characters a token of the hard cap; negative leaves it out.
+	// truncate or divert results ctxfit already fitted. Zero means
+	// ResultSizeCharsPerToken (8) characters a token of the hard cap;
+	// negative leaves it out.
 	// CTXFIT_MAX_RESULT_SIZE_CHARS.
 	MaxResultSizeChars int `json:"maxResultSizeChars,omitempty" yaml:"maxResultSizeChars,omitempty"`
 	// Params names the request parameters the guard reads.

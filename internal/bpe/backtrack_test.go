@@ -124,7 +124,7 @@ func TestValidPairMatchesMerge(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(5, 6))
 			cases := 40000
-			if testing.Short() {
+			if !exhaustive() {
 				cases = 4000
 			}
 			for range cases {
@@ -209,7 +209,7 @@ func TestBacktrackMatchesMerge(t *testing.T) {
 				r := rand.New(rand.NewPCG(7, uint64(len(kind))))
 				sc := new(btScratch) // reused, as the pool does
 				cases := 400
-				if testing.Short() {
+				if !exhaustive() {
 					cases = 40
 				}
 				for i := range cases {
@@ -321,7 +321,7 @@ func synthetic(tokens []string) *Encoding {
 func TestBacktrackOnRandomVocabularies(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	vocabs := 1500
-	if testing.Short() {
+	if !exhaustive() {
 		vocabs = 150
 	}
 	built, withUnreachable := 0, 0

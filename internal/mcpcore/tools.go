@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/config/settings"
 )
 
 // WithDefaults returns n with empty names replaced by the defaults.
@@ -132,7 +133,7 @@ func MaxResultSizeChars(cfg ctxfit.Config, tool string) int {
 			break
 		}
 	}
-	return 8 * hardCap
+	return settings.ResultSizeCharsPerToken * hardCap
 }
 
 // DecodeArguments decodes tool arguments into v strictly: unknown fields
