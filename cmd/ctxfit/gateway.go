@@ -25,6 +25,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/principal"
+	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
 )
 
@@ -215,6 +216,9 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if f.noCache {
 		opts.CacheTTL = -1
 	}
+	if f.guard.listen != "" {
+		opts.Install = &mcpfit.Options{Subject: credentialSubject(f.guard.auth.cookieNames())}
+	}
 	gw, err := gateway.New(doc, g, opts)
 	if err != nil {
 		return err
@@ -238,6 +242,24 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	return serveGatewayHTTP(ctx, f.guard.listen, endpoint, gw, metrics, logger, listening)
+}
+
+// credentialSubject binds a --listen session's cursors and links to the
+// credential of the requests that carry its calls (a digest of their
+// Authorization header and the cookies named, see [principal.Of]) as well
+// as to the session ID, so that a cursor is refused to another credential
+// even with the session's ID.
+func credentialSubject(cookies []string) func(context.Context, *mcp.CallToolRequest) string {
+	return func(_ context.Context, req *mcp.CallToolRequest) string {
+		var id string
+		if req.Session != nil {
+			id = req.Session.ID()
+		}
+		if req.Extra == nil || req.Extra.Header == nil {
+			return id
+		}
+		return principal.Of(&http.Request{Header: req.Extra.Header}, cookies) + " " + id
+	}
 }
 
 // prometheusSink returns an otelsink.Sink whose metrics the returned

@@ -155,3 +155,21 @@ func TestListenAuthFlags(t *testing.T) {
 		}
 	})
 }
+
+func TestGatewayCursorsAreBoundToTheCredential(t *testing.T) {
+	subject := credentialSubject([]string{"sid"})
+	as := func(header ...string) string {
+		h := http.Header{}
+		for i := 0; i+1 < len(header); i += 2 {
+			h.Add(header[i], header[i+1])
+		}
+		return subject(context.Background(), &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: h}})
+	}
+	alice := as("Authorization", "Bearer alice")
+	assert.Equal(t, alice, as("Authorization", "Bearer alice"), "the same credential, the same subject")
+	assert.NotEqual(t, alice, as("Authorization", "Bearer mallory"))
+	assert.NotEqual(t, alice, as())
+	assert.NotEqual(t, as("Cookie", "sid=a"), as("Cookie", "sid=b"), "a named cookie is part of the credential")
+	assert.NotContains(t, alice, "alice", "a digest, never the credential")
+	assert.Empty(t, subject(context.Background(), &mcp.CallToolRequest{}), "over stdio: no session, no credential")
+}
