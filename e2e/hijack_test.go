@@ -156,3 +156,33 @@ func TestTheProxysHealthReportRedactsTheUpstreamURL(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &h))
 	assert.Equal(t, "streamable-http: http://redacted@127.0.0.1:9/mcp?token=redacted", h.Upstream)
 }
+
+// TestAnotherCredentialCannotContinueAnAgentSession: examples/agent's
+// sessions (X-Session-ID) belong to the credential that made them too.
+func TestAnotherCredentialCannotContinueAnAgentSession(t *testing.T) {
+	f := startScriptedAgent(t)
+	askAs := func(token, session string) (int, string, string) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"model": "scripted", "messages": []map[string]any{{"role": "user", "content": "hello"}}})
+		req, err := http.NewRequest(http.MethodPost, f.url+"/v1/chat/completions", strings.NewReader(string(body)))
+		require.NoError(t, err)
+		if session != "" {
+			req.Header.Set(agentSessionHeader, session)
+		}
+		resp, err := (&http.Client{Transport: bearer(token), Timeout: time.Minute}).Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header.Get(agentSessionHeader), string(out)
+	}
+	status, session, body := askAs("alice", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.NotEmpty(t, session)
+
+	status, _, body = askAs("mallory", session)
+	assert.Equal(t, http.StatusNotFound, status, body)
+	assert.Contains(t, body, "session_not_found")
+	status, _, body = askAs("alice", session)
+	assert.Equal(t, http.StatusOK, status, "Alice goes on: %s", body)
+}
