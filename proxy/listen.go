@@ -20,7 +20,11 @@ import (
 // Handler returns the streamable HTTP endpoint of the Proxy: each session
 // (Mcp-Session-Id, made by a POST without one) is a downstream session
 // with its own upstream session ([Proxy.Serve]); DELETE ends it, and so do
-// [Options.IdleTimeout] and [Proxy.Close].
+// [Options.IdleTimeout] and [Proxy.Close]. Beyond [Options.MaxSessions]
+// a new session is refused with 503 and Retry-After. Server-initiated
+// messages (notifications, and the upstream's requests of the client)
+// travel on the session's GET stream; those sent before the client opens
+// it are kept until it does.
 //
 // A session belongs to the credential of the request that made it: its
 // Authorization header, the cookies named in [Options.CredentialCookies]
@@ -30,11 +34,7 @@ import (
 // cursors and ctxfit:// links are bound to its credential as well as to
 // its ID. The Handler authenticates no one: put an authenticating server
 // in front of it, or refuse requests without a known token (ctxfit proxy
-// --auth-tokens-env). Beyond [Options.MaxSessions]
-// a new session is refused with 503 and Retry-After. Server-initiated
-// messages (notifications, and the upstream's requests of the client)
-// travel on the session's GET stream; those sent before the client opens
-// it are kept until it does.
+// --auth-tokens-env).
 func (p *Proxy) Handler() http.Handler {
 	return &handler{p: p, sessions: map[string]httpSession{}}
 }
