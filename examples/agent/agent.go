@@ -239,7 +239,7 @@ func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ref := sessionOf(ctx)
-	defer a.locks.lock(ref.id)()
+	defer a.locks.lock(ref.owner + " " + ref.id)() // another credential naming the session never waits for it
 	sess, ok, err := a.sessions.Get(ctx, ref.id)
 	if err != nil {
 		openaifit.WriteError(w, http.StatusServiceUnavailable, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "session_store_unavailable", Message: err.Error()})
