@@ -93,9 +93,13 @@
 //     answered gets an error that says so. The session goes on.
 //   - Health. Each upstream session is pinged every
 //     [Options.PingInterval]; [Proxy.Health] (and /healthz in --listen
-//     mode, [Proxy.HealthHandler]) reports each session's state
-//     (connecting, connected, degraded, disconnected), when it initialized
-//     and when it last answered.
+//     mode, [Proxy.HealthHandler]) counts the sessions by the state of
+//     their upstream (connecting, connected, degraded, disconnected),
+//     without their IDs, and names the upstream without its credentials.
+//   - Principals. A [Proxy.Handler] session belongs to the credential
+//     that made it (Authorization, [Options.CredentialCookies], the TLS
+//     client certificate, or none); another credential naming it gets
+//     404, and its cursors and links are bound to the credential too.
 //
 // Proxy errors are tool results with isError set, one text block
 // ("Error <code>: <what happened>; <what to do>") and no structured

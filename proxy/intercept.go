@@ -268,7 +268,7 @@ func toolError(err error) error {
 // shape shapes the upstream's result of a tools/call, resources/read or
 // prompts/get, and logs a tools/call.
 func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	ctx := store.WithSubject(context.WithValue(s.ctx, sessionKey{}, s), s.subject)
+	ctx := store.WithSubject(context.WithValue(s.ctx, sessionKey{}, s), s.bound)
 	cfg := s.p.guard.Config()
 	names := s.p.o.Names
 	switch pd.method {
@@ -297,7 +297,7 @@ func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jso
 		if !names.Guards(cfg, mcpcore.ReadResourceTool) {
 			return raw, nil
 		}
-		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(pd.uri), Subject: s.subject}
+		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(pd.uri), Subject: s.bound}
 		shaped, err := s.p.core.Shaper.ShapeRead(ctx, call, raw)
 		if err != nil {
 			e := mcpcore.ErrorOf(err)
@@ -318,7 +318,7 @@ func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jso
 			return raw, nil
 		}
 		// A prompt is got again to continue it: prompts change nothing.
-		call := mcpcore.Call{Tool: mcpcore.GetPromptTool, Arguments: args, Subject: s.subject}
+		call := mcpcore.Call{Tool: mcpcore.GetPromptTool, Arguments: args, Subject: s.bound}
 		shaped, err := s.p.core.Shaper.ShapePrompt(ctx, call, raw)
 		if err != nil {
 			e := mcpcore.ErrorOf(err)
@@ -358,7 +358,7 @@ func (s *session) shapeCall(ctx context.Context, tool string, rawArgs, raw json.
 	if err != nil {
 		return raw
 	}
-	call := mcpcore.Call{Tool: tool, Arguments: args, Subject: s.subject, Unrepeatable: s.p.core.Unrepeatable(tool)}
+	call := mcpcore.Call{Tool: tool, Arguments: args, Subject: s.bound, Unrepeatable: s.p.core.Unrepeatable(tool)}
 	shaped, err := s.p.core.Shaper.ShapeResult(ctx, call, raw)
 	if err != nil {
 		return mcpcore.ErrorResult(mcpcore.ErrorOf(err))
@@ -368,7 +368,7 @@ func (s *session) shapeCall(ctx context.Context, tool string, rawArgs, raw json.
 
 // readOwn answers resources/read of a ctxfit://r/... link.
 func (s *session) readOwn(ctx context.Context, m *jsonrpc.Request, uri string) {
-	raw, err := s.p.core.Shaper.ReadResource(ctx, s.subject, uri, s.rerun())
+	raw, err := s.p.core.Shaper.ReadResource(ctx, s.bound, uri, s.rerun())
 	if ctx.Err() != nil && s.ctx.Err() == nil {
 		return
 	}

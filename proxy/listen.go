@@ -6,14 +6,15 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"io"
 	"net/http"
-	"sort"
+	"net/url"
 	"sync"
-	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxfit/ctxfit/internal/principal"
 )
 
 // Handler returns the streamable HTTP endpoint of the Proxy: each session
@@ -24,14 +25,31 @@ import (
 // messages (notifications, and the upstream's requests of the client)
 // travel on the session's GET stream; those sent before the client opens
 // it are kept until it does.
+//
+// A session belongs to the credential of the request that made it: its
+// Authorization header, the cookies named in [Options.CredentialCookies]
+// and its TLS client certificate, or none. A request that names the
+// session with another credential (or none, for a session made with one)
+// is answered 404 as for a session that does not exist, and the session's
+// cursors and ctxfit:// links are bound to its credential as well as to
+// its ID. The Handler authenticates no one: put an authenticating server
+// in front of it, or refuse requests without a known token (ctxfit proxy
+// --auth-tokens-env).
 func (p *Proxy) Handler() http.Handler {
-	return &handler{p: p, sessions: map[string]*mcp.StreamableServerTransport{}}
+	return &handler{p: p, sessions: map[string]httpSession{}}
 }
 
 type handler struct {
 	p        *Proxy
 	mu       sync.Mutex
-	sessions map[string]*mcp.StreamableServerTransport
+	sessions map[string]httpSession
+}
+
+// httpSession is a streamable HTTP session and the principal it belongs
+// to.
+type httpSession struct {
+	t     *mcp.StreamableServerTransport
+	owner string
 }
 
 const sessionHeader = "Mcp-Session-Id"
@@ -46,13 +64,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.start(w, r)
 		return
 	}
+	who := principal.Of(r, h.p.o.CredentialCookies)
 	h.mu.Lock()
-	t := h.sessions[id]
+	hs, ok := h.sessions[id]
 	h.mu.Unlock()
-	if t == nil {
+	if !ok || hs.owner != who {
+		// The same answer for another principal's session as for none:
+		// the caller learns nothing of it.
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
+	t := hs.t
 	switch r.Method {
 	case http.MethodGet:
 		t.ServeHTTP(w, r)
@@ -120,7 +142,8 @@ func (h *handler) start(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "failed connection", http.StatusInternalServerError)
 		return
 	}
-	s, err := h.p.newSession(tunnelConn{conn})
+	who := principal.Of(r, h.p.o.CredentialCookies)
+	s, err := h.p.newSession(tunnelConn{conn}, who)
 	if err != nil {
 		conn.Close()
 		if errors.Is(err, ErrTooManySessions) {
@@ -132,7 +155,7 @@ func (h *handler) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mu.Lock()
-	h.sessions[id] = t
+	h.sessions[id] = httpSession{t: t, owner: who}
 	h.mu.Unlock()
 	go func() {
 		defer h.p.wg.Done()
@@ -150,28 +173,26 @@ func writeRPCError(w http.ResponseWriter, id jsonrpc.ID, code int64, text string
 	_, _ = w.Write(data)
 }
 
-// Health is what [Proxy.Health] reports.
+// Health is what [Proxy.Health] reports: counts and states, never a
+// session's ID or a credential.
 type Health struct {
 	// Status is "ok" when every session's upstream is connected (or there
 	// are none), else "degraded".
-	Status   string          `json:"status"`
-	Upstream string          `json:"upstream"`
-	Sessions []SessionHealth `json:"sessions"`
+	Status string `json:"status"`
+	// Upstream names the upstream: the program of a stdio upstream
+	// (without its arguments), or the URL of an HTTP one with its user,
+	// password and query values replaced by "redacted" (and never its
+	// headers).
+	Upstream string `json:"upstream"`
+	// Sessions is how many sessions are served.
+	Sessions int `json:"sessions"`
+	// States counts the sessions by the state of their upstream
+	// connection; a state no session is in is left out.
+	States map[State]int `json:"states"`
 }
 
-// SessionHealth is the state of one session's upstream connection.
-type SessionHealth struct {
-	Session string `json:"session"`
-	State   State  `json:"state"`
-	// InitializedAt is when the upstream session last initialized; zero
-	// before.
-	InitializedAt time.Time `json:"initializedAt,omitzero"`
-	// LastHealthCheck is when the upstream last answered a ping (or
-	// initialize); zero before.
-	LastHealthCheck time.Time `json:"lastHealthCheck,omitzero"`
-}
-
-// Health reports the state of every session's upstream connection.
+// Health reports how many sessions are served and the states of their
+// upstream connections.
 func (p *Proxy) Health() Health {
 	p.mu.Lock()
 	all := make([]*session, 0, len(p.sessions))
@@ -179,31 +200,54 @@ func (p *Proxy) Health() Health {
 		all = append(all, s)
 	}
 	p.mu.Unlock()
-	h := Health{Status: "ok", Upstream: p.describe(), Sessions: []SessionHealth{}}
+	h := Health{Status: "ok", Upstream: p.describe(), Sessions: len(all), States: map[State]int{}}
 	for _, s := range all {
 		s.mu.Lock()
-		sh := SessionHealth{Session: s.subject, State: s.state, InitializedAt: s.initAt, LastHealthCheck: s.lastCheck}
+		state := s.state
 		s.mu.Unlock()
-		if sh.State != StateConnected {
+		if state != StateConnected {
 			h.Status = "degraded"
 		}
-		h.Sessions = append(h.Sessions, sh)
+		h.States[state]++
 	}
-	sort.Slice(h.Sessions, func(i, j int) bool { return h.Sessions[i].Session < h.Sessions[j].Session })
 	return h
 }
 
-// describe names the upstream for the health report, without headers.
+// describe names the upstream for the health report, without headers,
+// arguments or credentials.
 func (p *Proxy) describe() string {
 	switch {
 	case p.up.Command != nil:
 		return "stdio: " + p.up.Command.Path
 	case p.up.URL != "" && p.up.SSE:
-		return "sse: " + p.up.URL
+		return "sse: " + redactURL(p.up.URL)
 	case p.up.URL != "":
-		return "streamable-http: " + p.up.URL
+		return "streamable-http: " + redactURL(p.up.URL)
 	}
 	return "custom"
+}
+
+// redactURL returns raw with its user, password, query values and
+// fragment replaced by "redacted": any of them may be a credential.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "redacted", ""
+	}
+	return u.String()
 }
 
 // HealthHandler serves [Proxy.Health] as JSON, always with status 200 (it
@@ -211,6 +255,7 @@ func (p *Proxy) describe() string {
 func (p *Proxy) HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(p.Health())
 	})
 }

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/proxy"
 )
 
@@ -55,14 +58,120 @@ func TestListenModeGivesEachSessionItsOwnUpstreamAndReportsHealth(t *testing.T) 
 	resp, err := http.Get(url + "/healthz")
 	require.NoError(t, err)
 	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
 	var h proxy.Health
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	require.NoError(t, json.Unmarshal(body, &h))
 	assert.Equal(t, "ok", h.Status)
-	require.Len(t, h.Sessions, 2)
-	for _, s := range h.Sessions {
-		assert.Equal(t, proxy.StateConnected, s.State)
-		assert.False(t, s.InitializedAt.IsZero())
-		assert.False(t, s.LastHealthCheck.IsZero())
+	assert.Equal(t, 2, h.Sessions)
+	assert.Equal(t, map[proxy.State]int{proxy.StateConnected: 2}, h.States)
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		assert.NotContains(t, string(body), cs.ID(), "no session ID is listed")
+	}
+}
+
+// bearer is an http.RoundTripper that sends Authorization: Bearer token
+// (none when token is "").
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b != "" {
+		r.Header.Set("Authorization", "Bearer "+string(b))
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// clientAs connects to the proxy at url with Authorization: Bearer token.
+func clientAs(t *testing.T, url, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// rawRequest sends one message in session id as token ("" for none) and
+// returns the status and body of the answer.
+func rawRequest(t *testing.T, url, method, id, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url+"/mcp", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := (&http.Client{Transport: bearer(token)}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(out)
+}
+
+func TestASessionIsRefusedToEveryCredentialButTheOneThatMadeIt(t *testing.T) {
+	f := newFixture(t, inProcess(), ctxfit.Config{Threshold: 1000, HardCap: 3000}, proxy.Options{})
+	url := serveHTTP(t, f.p)
+	alice := clientAs(t, url, "alice")
+	first := call(t, alice, "big", nil)
+	next, _ := first.Meta[mcpcore.MetaNextCursor].(string)
+	require.NotEmpty(t, next)
+	page2 := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ctxfit_next","arguments":{"cursor":` + strconv.Quote(next) + `}}}`
+	read := `{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"fake://big"}}`
+	for _, token := range []string{"mallory", ""} {
+		for _, tc := range []struct{ what, method, body string }{
+			{"the next page", http.MethodPost, page2}, {"a resource", http.MethodPost, read},
+			{"the stream", http.MethodGet, ""}, {"the end of the session", http.MethodDelete, ""},
+		} {
+			t.Run(fmt.Sprintf("asking for %s with %q gets 404", tc.what, token), func(t *testing.T) {
+				status, body := rawRequest(t, url, tc.method, alice.ID(), token, tc.body)
+				assert.Equal(t, http.StatusNotFound, status)
+				assert.Equal(t, "session not found\n", body, "the answer for a session that does not exist")
+			})
+		}
+	}
+	t.Run("the credential that made the session still uses it", func(t *testing.T) {
+		res := call(t, alice, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+		assert.False(t, res.IsError, "%v", res.Content)
+	})
+	t.Run("an anonymous session is refused to a credential", func(t *testing.T) {
+		anon := clientAs(t, url, "")
+		status, _ := rawRequest(t, url, http.MethodPost, anon.ID(), "alice", read)
+		assert.Equal(t, http.StatusNotFound, status)
+		assert.Equal(t, "1", text(t, call(t, anon, "count", nil)))
+	})
+}
+
+func TestTheHealthReportRedactsTheUpstreamURL(t *testing.T) {
+	g, err := ctxfit.New(&ctxfit.Options{Config: patient(ctxfit.Config{})})
+	require.NoError(t, err)
+	t.Cleanup(func() { g.Close() })
+	cases := []struct {
+		name string
+		up   proxy.Upstream
+		want string
+	}{
+		{"the user, password and query values are redacted",
+			proxy.Upstream{URL: "https://alice:hunter2@mcp.example.com/mcp?token=s3cret&v=1#frag"},
+			"streamable-http: https://redacted@mcp.example.com/mcp?token=redacted&v=redacted#redacted"},
+		{"a URL without credentials is as given", proxy.Upstream{URL: "http://127.0.0.1:9/sse", SSE: true}, "sse: http://127.0.0.1:9/sse"},
+		{"headers are never shown", proxy.Upstream{URL: "http://h/mcp", Header: http.Header{"Authorization": {"Bearer s3cret"}}}, "streamable-http: http://h/mcp"},
+		{"a command's arguments are never shown", proxy.Upstream{Command: &proxy.Command{Path: "server", Args: []string{"--token", "s3cret"}}}, "stdio: server"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := proxy.New(g, c.up, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { p.Close() })
+			w := httptest.NewRecorder()
+			p.HealthHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			var h proxy.Health
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &h))
+			assert.Equal(t, c.want, h.Upstream)
+			assert.NotContains(t, w.Body.String(), "s3cret")
+			assert.NotContains(t, w.Body.String(), "hunter2")
+		})
 	}
 }
 

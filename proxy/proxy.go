@@ -173,6 +173,10 @@ type Options struct {
 	// Logger receives one record per tool call (Info) and the upstreams'
 	// state changes. Nil means slog.Default().
 	Logger *slog.Logger
+	// CredentialCookies are the names of the cookies that, beside the
+	// Authorization header and the TLS client certificate, make up the
+	// credential a [Proxy.Handler] session belongs to. Nil means none.
+	CredentialCookies []string
 	// Names are the names of ctxfit's tools; zero fields mean the defaults.
 	Names mcpcore.Names
 	// Now is the clock of the rate limiter and of the health report. Nil
@@ -291,7 +295,7 @@ func New(g *ctxfit.Guard, up Upstream, opts *Options) (*Proxy, error) {
 		if s == nil {
 			return ""
 		}
-		return s.subject
+		return s.bound
 	})
 	if err != nil {
 		return nil, err
@@ -334,7 +338,7 @@ func (p *Proxy) Close() error {
 // away, ctx ends or the Proxy closes. Its upstream session starts when the
 // client sends initialize and ends with it. Serve closes down.
 func (p *Proxy) Serve(ctx context.Context, down mcp.Connection) error {
-	s, err := p.newSession(down)
+	s, err := p.newSession(down, "")
 	if err != nil {
 		down.Close()
 		return err
@@ -343,7 +347,9 @@ func (p *Proxy) Serve(ctx context.Context, down mcp.Connection) error {
 	return s.run(ctx)
 }
 
-func (p *Proxy) newSession(down mcp.Connection) (*session, error) {
+// newSession registers a session of down for owner, the principal of the
+// client ("" for a connection that has none: stdio, or Serve's caller's).
+func (p *Proxy) newSession(down mcp.Connection, owner string) (*session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -352,7 +358,7 @@ func (p *Proxy) newSession(down mcp.Connection) (*session, error) {
 	if len(p.sessions) >= p.o.MaxSessions {
 		return nil, ErrTooManySessions
 	}
-	s := newSession(p, down)
+	s := newSession(p, down, owner)
 	p.sessions[s] = true
 	p.wg.Add(1)
 	return s, nil

@@ -48,9 +48,13 @@ type pending struct {
 type session struct {
 	p       *Proxy
 	down    mcp.Connection
-	subject string
-	ctx     context.Context
-	cancel  context.CancelFunc
+	subject string // the session ID ("" over stdio), for logs
+	// bound is what the session's cursors and links are bound to: the
+	// principal of its client and its ID, or subject when the connection
+	// has no principal (stdio).
+	bound  string
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu         sync.Mutex
 	up         *upConn
@@ -73,12 +77,18 @@ type session struct {
 	joined     bool                // shares an upstream another session initialized
 }
 
-func newSession(p *Proxy, down mcp.Connection) *session {
+func newSession(p *Proxy, down mcp.Connection, owner string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
-	// Cursors are bound to the session ID. A connection without one (stdio:
-	// one client per process) binds them to "", as mcpfit does, so that
-	// proxies sharing a secret and a store honour each other's cursors.
-	s := &session{p: p, down: down, subject: down.SessionID(), ctx: ctx, cancel: cancel,
+	// Cursors are bound to the session ID and, over HTTP, to the principal
+	// that made the session, so that another credential presenting the
+	// session's ID and cursors is refused. A connection without either
+	// (stdio: one client per process) binds them to "", as mcpfit does, so
+	// that proxies sharing a secret and a store honour each other's cursors.
+	bound := down.SessionID()
+	if owner != "" {
+		bound = owner + " " + bound
+	}
+	s := &session{p: p, down: down, subject: down.SessionID(), bound: bound, ctx: ctx, cancel: cancel,
 		state: StateDisconnected, pend: map[string]*pending{}, byClient: map[string]string{},
 		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, tasks: map[string]*pending{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
 	if p.o.Rate > 0 {
@@ -549,7 +559,7 @@ func (s *session) onBad(id jsonrpc.ID, err error) {
 // localRequest runs a request the proxy answers itself, cancellable by the
 // client.
 func (s *session) localRequest(m *jsonrpc.Request, run func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(store.WithSubject(context.WithValue(s.ctx, sessionKey{}, s), s.subject))
+	ctx, cancel := context.WithCancel(store.WithSubject(context.WithValue(s.ctx, sessionKey{}, s), s.bound))
 	key := idKey(m.ID)
 	s.mu.Lock()
 	s.local[key] = cancel

@@ -24,6 +24,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
+	"github.com/ctxfit/ctxfit/internal/principal"
+	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
 )
 
@@ -39,6 +41,15 @@ the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp with a health report at
 http://ADDR/healthz and Prometheus metrics at http://ADDR/metrics (the
 gateway's ctxfit_gateway_* series beside the guard's ctxfit_* ones).
+
+In --listen mode a session belongs to the credential of the request that
+made it (its Authorization header, the --credential-cookies and its TLS
+client certificate, or none): a request with another credential is
+answered 404, as for a session that does not exist. --auth-tokens-env NAME
+refuses (401) every MCP request without Authorization: Bearer and one of
+the comma-separated tokens of $NAME; without it, put an authenticating
+server in front. /healthz shows counts and states, never a session ID or a
+credential.
 
 MCP_TRANSPORT=http (or streamable-http, http-sse) with MCP_PORT=PORT
 (1024-65535) serves streamable HTTP on 127.0.0.1:PORT when --listen is not
@@ -108,6 +119,7 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	fs.StringVar(&pf.mode, "mode", "", "how continuations find their data: store or replay (default store)")
 	fs.StringVar(&pf.encoding, "encoding", "", "tiktoken encoding: o200k_base or cl100k_base (default o200k_base)")
 	fs.StringVar(&pf.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	pf.auth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), gatewayUsage)
 		fs.PrintDefaults()
@@ -130,6 +142,9 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 			return nil, usageError{err}
 		}
 		pf.listen = listen
+	}
+	if pf.auth.set() && pf.listen == "" {
+		return nil, usageError{errors.New("--auth-tokens-env and --credential-cookies guard --listen: give --listen ADDR (or MCP_TRANSPORT=http), or leave them out over stdio")}
 	}
 	if _, err := pf.overlay(ctxfit.Config{}); err != nil {
 		return nil, usageError{err}
@@ -201,6 +216,9 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if f.noCache {
 		opts.CacheTTL = -1
 	}
+	if f.guard.listen != "" {
+		opts.Install = &mcpfit.Options{Subject: credentialSubject(f.guard.auth.cookieNames())}
+	}
 	gw, err := gateway.New(doc, g, opts)
 	if err != nil {
 		return err
@@ -218,7 +236,30 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		return nil
 	}
-	return serveGatewayHTTP(ctx, f.guard.listen, gw, metrics, logger, listening)
+	sessions := &principal.Sessions{Cookies: f.guard.auth.cookieNames()}
+	endpoint, err := f.guard.auth.guard(sessions.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, nil)), getenv)
+	if err != nil {
+		return err
+	}
+	return serveGatewayHTTP(ctx, f.guard.listen, endpoint, gw, metrics, logger, listening)
+}
+
+// credentialSubject binds a --listen session's cursors and links to the
+// credential of the requests that carry its calls (a digest of their
+// Authorization header and the cookies named, see [principal.Of]) as well
+// as to the session ID, so that a cursor is refused to another credential
+// even with the session's ID.
+func credentialSubject(cookies []string) func(context.Context, *mcp.CallToolRequest) string {
+	return func(_ context.Context, req *mcp.CallToolRequest) string {
+		var id string
+		if req.Session != nil {
+			id = req.Session.ID()
+		}
+		if req.Extra == nil || req.Extra.Header == nil {
+			return id
+		}
+		return principal.Of(&http.Request{Header: req.Extra.Header}, cookies) + " " + id
+	}
 }
 
 // prometheusSink returns an otelsink.Sink whose metrics the returned
@@ -241,12 +282,14 @@ func prometheusSink() (*otelsink.Sink, http.Handler, func(), error) {
 	return sink, promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), shutdown, nil
 }
 
-// serveGatewayHTTP serves the gateway as streamable HTTP at /mcp, its
-// health report (the status and [gateway.Stats]) at /healthz and, when
-// metrics is not nil, the Prometheus metrics at /metrics.
-func serveGatewayHTTP(ctx context.Context, addr string, gw *gateway.Gateway, metrics http.Handler, logger *slog.Logger, listening func(string)) error {
+// serveGatewayHTTP serves endpoint, the gateway's streamable HTTP handler
+// with each session bound to the credential that made it (and behind
+// --auth-tokens-env), at /mcp, its health report (the status and
+// [gateway.Stats]: counts, no session ID or credential) at /healthz and,
+// when metrics is not nil, the Prometheus metrics at /metrics.
+func serveGatewayHTTP(ctx context.Context, addr string, endpoint http.Handler, gw *gateway.Gateway, metrics http.Handler, logger *slog.Logger, listening func(string)) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, nil))
+	mux.Handle("/mcp", endpoint)
 	if metrics != nil {
 		mux.Handle("GET /metrics", metrics)
 	}

@@ -42,6 +42,15 @@ the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp (a session per client, each with its own
 upstream session) with a health report at http://ADDR/healthz.
 
+In --listen mode a session belongs to the credential of the request that
+made it (its Authorization header, the --credential-cookies and its TLS
+client certificate, or none): a request with another credential is
+answered 404, as for a session that does not exist. --auth-tokens-env NAME
+refuses (401) every MCP request without Authorization: Bearer and one of
+the comma-separated tokens of $NAME; without it, put an authenticating
+server in front. /healthz shows counts and states, never a session ID or a
+credential.
+
 Settings come from the defaults, then the file of --config (or
 CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below; the
 file is watched and reloaded when it changes.
@@ -66,6 +75,7 @@ type proxyFlags struct {
 	sse        bool
 	headers    headerFlags
 	passEnv    string
+	auth       listenAuth
 	sink       telemetry.Sink // the guard's telemetry (ctxfit gateway --listen); nil means none
 }
 
@@ -143,6 +153,7 @@ func registerProxyFlags(fs *flag.FlagSet) *proxyFlags {
 	fs.BoolVar(&f.opts.SharedUpstream, "shared-upstream", false, "let every session share one upstream session (one process), for stateless servers")
 	fs.DurationVar(&f.opts.IdleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "end a --listen session (and its upstream) idle this long; 0 never")
 	fs.DurationVar(&f.opts.PingInterval, "ping-interval", proxy.DefaultPingInterval, "how often each upstream session is pinged; 0 never")
+	f.auth.register(fs)
 	fs.BoolVar(&f.opts.LogArguments, "log-arguments", false, "log each tool call's arguments (values of --redact names and of password, token, secret, apiKey, api_key, authorization hidden)")
 	fs.Func("redact", "comma-separated argument names never logged by --log-arguments", func(v string) error {
 		for _, n := range strings.Split(v, ",") {
@@ -167,6 +178,10 @@ func (f *proxyFlags) check(synopsis string) error {
 	if (f.sse || len(f.headers) > 0) && f.upstream == "" {
 		return usageError{errors.New("--sse and --header need --upstream-url")}
 	}
+	if f.auth.set() && f.listen == "" {
+		return usageError{errors.New("--auth-tokens-env and --credential-cookies guard --listen: give --listen ADDR, or leave them out over stdio")}
+	}
+	f.opts.CredentialCookies = f.auth.cookieNames()
 	if f.opts.MaxSessions < 1 || f.opts.IdleTimeout < 0 || f.opts.PingInterval < 0 {
 		return usageError{errors.New("--max-sessions must be >= 1, --idle-timeout and --ping-interval >= 0")}
 	}
@@ -254,7 +269,11 @@ func serveProxy(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if f.listen == "" {
 		return p.ServeStdio(ctx, stdin, stdout)
 	}
-	return serveProxyHTTP(ctx, f.listen, p, logger)
+	mcp, err := f.auth.guard(p.Handler(), getenv)
+	if err != nil {
+		return err
+	}
+	return serveProxyHTTP(ctx, f.listen, p, mcp, logger)
 }
 
 // upstreamOf is the upstream the flags name. A zero --idle-timeout or
@@ -356,9 +375,12 @@ func closeStore(st store.Store) {
 	}
 }
 
-func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, logger *slog.Logger) error {
+// serveProxyHTTP serves mcp (the proxy's handler, behind --auth-tokens-env)
+// at /mcp and the proxy's health report (counts and states, no session ID
+// or credential) at /healthz.
+func serveProxyHTTP(ctx context.Context, addr string, p *proxy.Proxy, mcp http.Handler, logger *slog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", p.Handler())
+	mux.Handle("/mcp", mcp)
 	mux.Handle("/healthz", p.HealthHandler())
 	return serveHTTP(ctx, addr, mux, logger, "proxy", nil, func() { _ = p.Close() })
 }

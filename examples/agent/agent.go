@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -53,6 +55,7 @@ type agent struct {
 	rate          rate.Limit
 	rateKey       string // header that keys the rate limit; "" for the client IP
 	now           func() time.Time
+	tokens        []string // bearer tokens the chat endpoint requires; nil means none
 
 	locks sessionLocks
 }
@@ -83,7 +86,11 @@ func (a *agent) routes() http.Handler {
 		Now:           a.now,
 	})(http.HandlerFunc(a.chat))
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/chat/completions", a.withSession(chat))
+	var session http.Handler = a.withSession(chat)
+	if a.tokens != nil {
+		session = requireBearer(a.tokens, session)
+	}
+	mux.Handle("POST /v1/chat/completions", session)
 	mux.HandleFunc("GET /v1/models", a.models)
 	mux.HandleFunc("GET /healthz", a.health)
 	return a.withRequestID(mux)
@@ -109,25 +116,74 @@ func (a *agent) withRequestID(next http.Handler) http.Handler {
 }
 
 // sessionRef is the session a request names (X-Session-ID) or the new one
-// it starts.
+// it starts, and the principal of the request.
 type sessionRef struct {
 	id    string
 	given bool
+	owner string
 }
 
 // withSession reads the session of a request, or gives it a new one, and
-// binds ctxfit's cursors to it: a continuation, a cleared result, a held
-// back resource is served only to its session.
+// binds ctxfit's cursors to it and to the request's credential: a
+// continuation, a cleared result, a held back resource is served only to
+// its session, asked with the credential that made it.
 func (a *agent) withSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ref := sessionRef{id: r.Header.Get(headerSession), given: true}
+		ref := sessionRef{id: r.Header.Get(headerSession), given: true, owner: principalOf(r)}
 		if ref.id == "" {
-			ref = sessionRef{id: newSessionID()}
+			ref = sessionRef{id: newSessionID(), owner: ref.owner}
 		}
 		w.Header().Set(headerSession, ref.id)
 		ctx := context.WithValue(r.Context(), keySession, ref)
-		ctx = store.WithSubject(ctx, ref.id)
+		ctx = store.WithSubject(ctx, ref.owner+" "+ref.id)
 		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// principalOf names who made r: "sha256:" and the hex SHA-256 of its
+// Authorization header and its TLS client certificate, or "anonymous" when
+// it has neither. A session belongs to the principal that made it; the
+// digest, never the credential, is what the session keeps.
+func principalOf(r *http.Request) string {
+	h := sha256.New()
+	found := false
+	for _, v := range r.Header.Values("Authorization") {
+		found = true
+		fmt.Fprintf(h, "authorization\x00%s\x00", v)
+	}
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		found = true
+		fp := sha256.Sum256(r.TLS.PeerCertificates[0].Raw)
+		fmt.Fprintf(h, "certificate\x00%x\x00", fp)
+	}
+	if !found {
+		return "anonymous"
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// requireBearer lets through only the requests with Authorization: Bearer
+// and one of tokens (compared in constant time); any other is answered 401
+// and never reaches next. It fails closed: with no tokens it refuses all.
+func requireBearer(tokens []string, next http.Handler) http.Handler {
+	digests := make([][32]byte, len(tokens))
+	for i, t := range tokens {
+		digests[i] = sha256.Sum256([]byte(t))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+		match := 0
+		for _, d := range digests {
+			match |= subtle.ConstantTimeCompare(got[:], d[:])
+		}
+		if match != 1 || !strings.EqualFold(scheme, "Bearer") || len(r.Header.Values("Authorization")) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent"`)
+			openaifit.WriteError(w, http.StatusUnauthorized, openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Code: "invalid_api_key",
+				Message: "Send Authorization: Bearer TOKEN with one of the tokens this agent was started with (-auth-tokens-env)."})
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -183,11 +239,16 @@ func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ref := sessionOf(ctx)
-	defer a.locks.lock(ref.id)()
+	defer a.locks.lock(ref.owner + " " + ref.id)() // another credential naming the session never waits for it
 	sess, ok, err := a.sessions.Get(ctx, ref.id)
 	if err != nil {
 		openaifit.WriteError(w, http.StatusServiceUnavailable, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "session_store_unavailable", Message: err.Error()})
 		return
+	}
+	if ok && sess.Owner != ref.owner {
+		// Another credential's session is answered as one that does not
+		// exist: the caller learns nothing of it.
+		ok = false
 	}
 	if !ok && ref.given {
 		invalid(w, http.StatusNotFound, "session_not_found", "X-Session-ID",
@@ -196,7 +257,7 @@ func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.now()
 	if !ok {
-		sess = &Session{ID: ref.id, CreatedAt: now}
+		sess = &Session{ID: ref.id, Owner: ref.owner, CreatedAt: now}
 	}
 	answer, usage, kept, err := a.run(ctx, model, append(sess.Messages, msgs...))
 	if err != nil {

@@ -28,6 +28,12 @@
 //     timeout), tokens_before and tokens_after, and with -log-arguments the
 //     arguments.
 //   - GET /healthz: the servers' states and breakers; GET /v1/models.
+//   - A session belongs to the credential that made it (the Authorization
+//     header and the TLS client certificate, or none): a request with
+//     another credential and its X-Session-ID is answered 404 as for a
+//     session that does not exist, and ctxfit's cursors are bound to both.
+//     -auth-tokens-env NAME refuses chat requests without Authorization:
+//     Bearer and one of the comma-separated tokens of $NAME.
 //
 // Usage:
 //
@@ -84,6 +90,7 @@ type settings struct {
 	callTimeout    time.Duration
 	healthInterval time.Duration
 	logArguments   bool
+	tokens         []string // from -auth-tokens-env; nil means no check
 }
 
 func parseSettings(args []string, getenv func(string) string, stderr io.Writer) (settings, error) {
@@ -109,8 +116,19 @@ func parseSettings(args []string, getenv func(string) string, stderr io.Writer) 
 	fs.DurationVar(&s.callTimeout, "call-timeout", 60*time.Second, "time a tool call may take")
 	fs.DurationVar(&s.healthInterval, "health-interval", 30*time.Second, "time between health checks of the MCP servers")
 	fs.BoolVar(&s.logArguments, "log-arguments", false, "log the arguments of each tool call")
+	tokensEnv := fs.String("auth-tokens-env", "", "refuse chat requests (401) without Authorization: Bearer and one of the comma-separated tokens of this environment variable (default: no check; put an authenticating server in front)")
 	if err := fs.Parse(args); err != nil {
 		return settings{}, err
+	}
+	if *tokensEnv != "" {
+		for _, t := range strings.Split(getenv(*tokensEnv), ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				s.tokens = append(s.tokens, t)
+			}
+		}
+		if len(s.tokens) == 0 {
+			return settings{}, fmt.Errorf("agent: -auth-tokens-env %s: the environment variable is empty; set it to the comma-separated bearer tokens clients may send", *tokensEnv)
+		}
 	}
 	if fs.NArg() > 0 {
 		return settings{}, fmt.Errorf("agent: unexpected arguments %q", fs.Args())
@@ -213,7 +231,8 @@ func newAgent(ctx context.Context, s settings, getenv func(string) string, logge
 	}
 	a := &agent{cg: cg, provider: newProvider(s.provider, getenv("OPENAI_API_KEY"), 5*time.Minute), sessions: sessions,
 		logger: logger, counter: counter, model: s.model, contextTokens: s.contextTokens, replyTokens: s.replyTokens,
-		maxSteps: s.maxSteps, logArguments: s.logArguments, rate: rate.Limit(s.rate), rateKey: s.rateKey, now: time.Now}
+		maxSteps: s.maxSteps, logArguments: s.logArguments, rate: rate.Limit(s.rate), rateKey: s.rateKey, now: time.Now,
+		tokens: s.tokens}
 	for _, spec := range s.servers {
 		u := newUpstream(spec, cg, s.callTimeout, logger)
 		if err := u.connect(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -241,7 +242,31 @@ func (u *upstream) health() serverHealth {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return serverHealth{Name: u.spec.name, Transport: u.spec.transport(), State: u.state, Tools: len(u.tools),
-		Breaker: u.breaker.State().String(), LastHealthCheck: u.lastHealth, Error: u.lastErr}
+		Breaker: u.breaker.State().String(), LastHealthCheck: u.lastHealth, Error: redactURLIn(u.lastErr, u.spec.url)}
+}
+
+// redactURLIn returns text with the user, password and query of the URL
+// raw replaced by "redacted" wherever they appear: a connection error
+// quotes the URL, and any of them may be a credential.
+func redactURLIn(text, raw string) string {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil {
+		return text
+	}
+	var secrets []string
+	if u.User != nil {
+		secrets = append(secrets, u.User.String())
+		if p, ok := u.User.Password(); ok {
+			secrets = append(secrets, p)
+		}
+	}
+	if u.RawQuery != "" {
+		secrets = append(secrets, u.RawQuery)
+	}
+	for _, s := range secrets {
+		text = strings.ReplaceAll(text, s, "redacted")
+	}
+	return text
 }
 
 func (u *upstream) toolList() []*mcp.Tool {

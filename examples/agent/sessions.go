@@ -21,12 +21,16 @@ const (
 	sessionMaxMessages = conversation.DefaultMaxMessages // 20
 )
 
-// Session is a conversation the agent keeps between requests (id,
+// Session is a conversation the agent keeps between requests (id, owner,
 // messages, created and updated times), its messages fitted
 // to at most 20 and to the model's window, tool results cleared behind
 // placeholders that lead back to them.
 type Session struct {
-	ID        string                 `json:"id"`
+	ID string `json:"id"`
+	// Owner is the principal that made the session (a digest of its
+	// credential, or "anonymous"); only requests of the same principal
+	// continue it.
+	Owner     string                 `json:"owner"`
 	CreatedAt time.Time              `json:"created_at"`
 	UpdatedAt time.Time              `json:"updated_at"`
 	Messages  []conversation.Message `json:"messages"`
