@@ -115,8 +115,8 @@
 // first request to its first tools/list), validation successes and
 // failures, retries after a failure, API calls and errors, the token
 // reductions of shaped results (the mean, and for summaries the share that
-// cut 70% or more), cache hits and misses, and the sessions (current and
-// peak).
+// cut 70% or more), cache hits and misses, the sessions (current and
+// peak) and the peak of the bytes buffered to read answers.
 //
 // The same events go, as they happen, to [Options.Sink] when it is a
 // telemetry.GatewaySink: one telemetry.GatewayRecord per start-up,
