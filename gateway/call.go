@@ -12,20 +12,70 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Limits of what the gateway reads of an answer.
-const (
-	// maxBody bounds the body of an API answer the gateway reads, in bytes;
-	// a longer one is an error (ctxfit shapes what it gets, so a larger
-	// limit only costs memory).
-	maxBody = 64 << 20
-	// maxExcerpt bounds the excerpt of an error answer, in bytes.
-	maxExcerpt = 300
-)
+// maxExcerpt bounds the excerpt of an error answer, in bytes.
+const maxExcerpt = 300
+
+// checkPath returns the error of a path argument that would take the
+// request out of the operation's path: an empty value, or one with a
+// segment "." or ".." (RFC 3986 dot segments, which a server or a proxy
+// resolves), split at slashes and backslashes, as given or once
+// percent-decoded.
+// Percent-encoding the value does not suffice: servers decode "%2F" and
+// "%2E" before they route.
+func (op *Operation) checkPath(args map[string]any) *Error {
+	for _, pr := range op.params {
+		if pr.in != "path" {
+			continue
+		}
+		v, ok := args[pr.arg]
+		if !ok || v == nil {
+			continue
+		}
+		s := scalar(v)
+		if !leavesPath(s) {
+			continue
+		}
+		e := argumentError(pr.arg, shorten(strconv.Quote(s), 80),
+			`a non-empty identifier that is not "." or ".." and has no "." or ".." segment between slashes`,
+			fmt.Sprintf("path argument %q would take %s %s out of its path", pr.arg, op.Method, op.Path),
+			"Give the identifier itself, as the API returned it, not a relative path; the gateway calls only the paths of its document.")
+		return &e
+	}
+	return nil
+}
+
+// leavesPath reports whether a path parameter's value is empty or holds a
+// dot segment, as given or once percent-decoded.
+func leavesPath(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, v := range []string{s, unescapeOnce(s)} {
+		for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' }) {
+			if seg == "." || seg == ".." {
+				return true
+			}
+		}
+		if v == "." || v == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeOnce(s string) string {
+	u, err := url.PathUnescape(s)
+	if err != nil {
+		return s
+	}
+	return u
+}
 
 // buildRequest returns the HTTP request of a call of op with args (valid
 // against the input schema) to the API at base.
@@ -120,18 +170,29 @@ func joined(list []any) string {
 	return strings.Join(s, ",")
 }
 
-// answer turns the API's answer into a tool result: a 2xx JSON body is the
-// text of one block (and the structured content when op has an output
-// schema and the body is an object), text stays text, anything else is an
-// embedded resource (which ctxfit holds back behind a link); other
-// statuses are tool errors.
-func (op *Operation) answer(resp *http.Response) *mcp.CallToolResult {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err == nil && len(body) > maxBody {
-		err = fmt.Errorf("the answer is larger than %d MiB", maxBody>>20)
-	}
-	if err != nil {
+// answer turns the API's answer, whose body readAnswer returned with err,
+// into a tool result: a 2xx JSON body is the text of one block (and the
+// structured content when op has an output schema and the body is an
+// object), text stays text, anything else is an embedded resource (which
+// ctxfit holds back behind a link); other statuses are tool errors, a
+// redirect to another origin (not followed) among them.
+func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gateway) *mcp.CallToolResult {
+	var large *tooLargeError
+	switch {
+	case errors.As(err, &large):
+		return Error{Code: CodeAnswerTooLarge,
+			Message: fmt.Sprintf("%s %s answered more than %s, the most the gateway reads of one answer", op.Method, op.Path, size(large.limit)),
+			Data: ErrorData{Status: http.StatusBadGateway,
+				Suggestion: "Ask for less: call again with the operation's filter or paging arguments (a smaller limit, a page, fewer fields). If no argument narrows the answer, tell the user that it is over the gateway's limit (--max-response-mib)."},
+		}.result(!op.output)
+	case errors.Is(err, errBufferFull):
+		return op.busy(fmt.Sprintf("the calls in flight hold %s of answers, the most the gateway buffers at once, so this answer was not read", size(gw.buffered.limit)),
+			"Wait a moment, then call again with the same arguments; make fewer calls at once, or ask for less (filter or paging arguments).").result(!op.output)
+	case err != nil:
 		return op.unreachable(err)
+	}
+	if e, ok := op.redirected(resp); ok {
+		return e.result(!op.output)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return op.apiError(resp, body).result(!op.output)
@@ -199,6 +260,175 @@ func retryAfter(h string) int {
 		return 0
 	}
 	return n
+}
+
+// busy is the error of a call the gateway's bounds stopped.
+func (op *Operation) busy(why, suggestion string) Error {
+	return Error{Code: CodeBusy,
+		Message: fmt.Sprintf("%s %s was not completed: %s", op.Method, op.Path, why),
+		Data:    ErrorData{Status: http.StatusServiceUnavailable, Suggestion: suggestion}}
+}
+
+// redirected returns the error of an answer that redirects to another
+// origin, which the gateway's client did not follow (see
+// [sameOriginClient]).
+func (op *Operation) redirected(resp *http.Response) (Error, bool) {
+	if resp.StatusCode < 300 || resp.StatusCode > 399 || resp.Request == nil || resp.Request.URL == nil {
+		return Error{}, false
+	}
+	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.Header.Get("Location") == "" || sameOrigin(loc, resp.Request.URL) {
+		return Error{}, false
+	}
+	return Error{Code: CodeAPIError,
+		Message: fmt.Sprintf("%s %s answered %d %s, a redirect to %s, another origin than the API's (%s); the gateway does not follow it, so that its credentials reach only the API",
+			op.Method, op.Path, resp.StatusCode, http.StatusText(resp.StatusCode), origin(loc), origin(resp.Request.URL)),
+		Data: ErrorData{Status: resp.StatusCode,
+			Suggestion: "Retrying will not help. Tell the user that the API redirects to another host; if the API has moved there, the gateway must be started with that base URL (--base-url)."},
+	}, true
+}
+
+// sameOriginClient returns a copy of c (nil: a new client) that follows
+// a redirect only to the origin of the request, then as c's CheckRedirect
+// says (by default, at most 10 redirects). A redirect to another origin
+// is not followed: the client returns the redirect itself, which
+// [Operation.redirected] turns into an error. Go's client drops
+// Authorization and Cookie on a redirect to another host, but not the
+// other headers of [Options.Header] (X-Api-Key, say).
+func sameOriginClient(c *http.Client) *http.Client {
+	var cp http.Client
+	if c != nil {
+		cp = *c
+	}
+	next := cp.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+			return http.ErrUseLastResponse
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (RFC 6454).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
+}
+
+// origin returns u's scheme, host and port, without path or user info.
+func origin(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// errBufferFull: reading an answer would take the calls in flight beyond
+// [Options.MaxBufferedBytes].
+var errBufferFull = errors.New("gateway: the buffer of answers is full")
+
+// tooLargeError: an answer is longer than [Options.MaxResponseBytes].
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("gateway: the answer is longer than %s", size(e.limit))
+}
+
+// size writes n bytes in MiB or KiB when it is a whole number of them.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// budget counts bytes taken from a shared limit. The zero budget has no
+// limit. It is safe for concurrent use.
+type budget struct {
+	limit      int64 // <= 0: no limit
+	used, peak atomic.Int64
+}
+
+// take takes n bytes and reports whether they fitted; when they did not,
+// nothing is taken.
+func (b *budget) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if b.limit > 0 && u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			for p := b.peak.Load(); u+n > p && !b.peak.CompareAndSwap(p, u+n); p = b.peak.Load() {
+			}
+			return true
+		}
+	}
+}
+
+// give gives back n bytes.
+func (b *budget) give(n int64) { b.used.Add(-n) }
+
+// readAnswer reads r, an answer's body of length contentLength (-1 when
+// unknown), to its end. It takes from b every buffer it allocates and
+// returns the bytes taken, which the caller gives back when it no longer
+// needs the buffer. It reads no more than limit+1 bytes: a longer body is
+// a *tooLargeError, and a buffer b cannot hold is errBufferFull.
+func readAnswer(r io.Reader, contentLength, limit int64, b *budget) (body []byte, taken int64, err error) {
+	if contentLength > limit {
+		return nil, 0, &tooLargeError{limit}
+	}
+	first := int64(512)
+	if contentLength >= 0 {
+		first = contentLength + 1 // room to see the end without growing
+	}
+	first = min(first, limit+1)
+	var buf []byte
+	for {
+		if len(buf) == cap(buf) {
+			n := first
+			if cap(buf) > 0 {
+				n = min(2*int64(cap(buf)), limit+1)
+			}
+			if !b.take(n) {
+				return nil, taken, errBufferFull
+			}
+			taken += n
+			grown := make([]byte, len(buf), n)
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if int64(len(buf)) > limit {
+			return nil, taken, &tooLargeError{limit}
+		}
+		if err == io.EOF {
+			return buf, taken, nil
+		}
+		if err != nil {
+			return nil, taken, err
+		}
+	}
 }
 
 // unreachable is the error of a call that got no answer.

@@ -80,6 +80,28 @@
 // bytes) and a suggestion that depends on the status; no answer at all is
 // api_unreachable.
 //
+// # Bounds
+//
+// The gateway sends [Options.Header] only to the API's origin: a redirect
+// to another scheme, host or port is not followed (Go's client would drop
+// Authorization and Cookie there, but not X-Api-Key and the like); the
+// call is an api_error that names the other origin. A path argument that
+// is empty, or has a "." or ".." segment (split at slashes and
+// backslashes, as given or percent-decoded once), would take the request
+// out of the operation's path once a server resolves it; it is refused as
+// parameter_invalid and nothing is sent. Other values are percent-encoded
+// into their segment.
+//
+// At most [Options.MaxCalls] calls (16) are in flight at once; the others
+// wait within their time limit. One answer is read up to
+// [Options.MaxResponseBytes] (16 MiB once decompressed, so a gzip bomb
+// costs no more), answer_too_large beyond; the buffers of all answers
+// being read take at most [Options.MaxBufferedBytes] (128 MiB), and a call
+// that would need more is gateway_busy. [Options.MaxSessions] (64) bounds
+// the sessions served at once. A call ends at its time limit, when the
+// client cancels it, and when the client's connection goes: the API
+// request ends with it.
+//
 // # Cache
 //
 // Results of read-only tools (GET and HEAD) are served from a response
@@ -93,8 +115,8 @@
 // first request to its first tools/list), validation successes and
 // failures, retries after a failure, API calls and errors, the token
 // reductions of shaped results (the mean, and for summaries the share that
-// cut 70% or more), cache hits and misses, and the sessions (current and
-// peak).
+// cut 70% or more), cache hits and misses, the sessions (current and
+// peak) and the peak of the bytes buffered to read answers.
 //
 // The same events go, as they happen, to [Options.Sink] when it is a
 // telemetry.GatewaySink: one telemetry.GatewayRecord per start-up,

@@ -17,6 +17,14 @@ const (
 	// CodeAPIUnreachable: the API could not be reached, or did not answer
 	// within the time limit.
 	CodeAPIUnreachable = "api_unreachable"
+	// CodeAnswerTooLarge: the API's answer is longer than
+	// [Options.MaxResponseBytes]; it was not kept.
+	CodeAnswerTooLarge = "answer_too_large"
+	// CodeBusy: the gateway is at one of its bounds ([Options.MaxCalls]
+	// calls in flight for the whole time limit, or
+	// [Options.MaxBufferedBytes] of answers held at once); calling again
+	// later can succeed.
+	CodeBusy = "gateway_busy"
 )
 
 // Error is the structured error of a gateway tool: what was wrong

@@ -36,6 +36,15 @@ const (
 	DefaultCacheTTL = time.Hour
 	// DefaultCacheEntries is how many results the cache holds.
 	DefaultCacheEntries = 1000
+	// DefaultMaxCalls is how many API calls run at once.
+	DefaultMaxCalls = 16
+	// DefaultMaxResponseBytes bounds one API answer, in bytes.
+	DefaultMaxResponseBytes = 16 << 20
+	// DefaultMaxBufferedBytes bounds the bytes of the answers the gateway
+	// reads at once.
+	DefaultMaxBufferedBytes = 128 << 20
+	// DefaultMaxSessions is how many sessions the gateway serves at once.
+	DefaultMaxSessions = 64
 	// maxDocument bounds a document's size, in bytes.
 	maxDocument = 32 << 20
 )
@@ -133,10 +142,39 @@ type Options struct {
 	// Header is added to every API call, over the operation's header
 	// parameters: credentials go here. The gateway never logs it.
 	Header http.Header
-	// Client makes the API calls. Nil means a client of its own.
+	// Client makes the API calls. Nil means a client of its own. Either
+	// way the gateway follows a redirect only within the origin (scheme,
+	// host and port) of the request: an answer that redirects elsewhere
+	// is a tool error, so that Header (credentials) reaches no other
+	// host. The gateway uses a copy of Client with its CheckRedirect
+	// wrapped; Client's own CheckRedirect still judges the redirects the
+	// gateway follows.
 	Client *http.Client
-	// Timeout limits one API call. Zero means [DefaultTimeout].
+	// Timeout limits one API call: waiting for a free call (MaxCalls),
+	// the request, and reading the answer. Zero means [DefaultTimeout].
 	Timeout time.Duration
+	// MaxCalls bounds the API calls in flight at once; a call beyond it
+	// waits for one to end, within its Timeout, and is a tool error of
+	// code gateway_busy when none does. Zero means [DefaultMaxCalls];
+	// negative means no bound.
+	MaxCalls int
+	// MaxResponseBytes bounds one answer of the API, in bytes once
+	// decompressed; a longer answer is a tool error of code
+	// answer_too_large, read no further than the bound. Zero (or
+	// negative) means [DefaultMaxResponseBytes].
+	MaxResponseBytes int64
+	// MaxBufferedBytes bounds the memory that the calls in flight take
+	// to read their answers, together, in bytes; a call that would go
+	// beyond it stops reading and is a tool error of code gateway_busy.
+	// Zero means [DefaultMaxBufferedBytes]; negative means no bound.
+	MaxBufferedBytes int64
+	// MaxSessions bounds the sessions served at once, whatever their
+	// transport: the first request of one more session (initialize) is
+	// refused with a JSON-RPC error until another session ends. Zero
+	// means [DefaultMaxSessions]; negative means no bound. (Idle
+	// sessions of streamable HTTP end with the handler's
+	// mcp.StreamableHTTPOptions.SessionTimeout.)
+	MaxSessions int
 	// CacheTTL is how long the result of a GET or HEAD is served from the
 	// response cache. Zero means [DefaultCacheTTL]; negative means no
 	// cache.
@@ -183,6 +221,11 @@ type Gateway struct {
 	logger *slog.Logger
 	now    func() time.Time
 	sink   *telemetry.Async // nil: no telemetry
+
+	slots       chan struct{} // API calls in flight; nil: no bound
+	buffered    budget        // bytes of answers being read
+	maxResponse int64         // bytes of one answer
+	maxSessions int           // <= 0: no bound
 
 	startup                  time.Duration
 	valid, invalid, retries  atomic.Int64
@@ -246,9 +289,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{}
-	}
+	o.Client = sameOriginClient(o.Client)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -260,7 +301,15 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		}
 	}
 	gw := &Gateway{ops: ops, byName: map[string]*tool{}, logger: o.Logger, now: o.Now,
-		connectedAt: map[*mcp.ServerSession]time.Time{}, failed: map[retryKey]struct{}{}}
+		connectedAt: map[*mcp.ServerSession]time.Time{}, failed: map[retryKey]struct{}{},
+		maxResponse: o.MaxResponseBytes, maxSessions: def(o.MaxSessions, DefaultMaxSessions)}
+	if gw.maxResponse <= 0 {
+		gw.maxResponse = DefaultMaxResponseBytes
+	}
+	gw.buffered.limit = def(o.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	if n := def(o.MaxCalls, DefaultMaxCalls); n > 0 {
+		gw.slots = make(chan struct{}, n)
+	}
 	if _, ok := o.Sink.(telemetry.GatewaySink); ok {
 		gw.sink = telemetry.NewAsync(o.Sink, &telemetry.AsyncOptions{OnError: func(err error) {
 			o.Logger.Warn("gateway: the telemetry sink failed", "err", err)
@@ -379,21 +428,35 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 		t.g.logger.Info("gateway: invalid arguments", "tool", t.op.Tool.Name, "parameter", e.Data.Parameter)
 		return e.result(!t.op.output), nil
 	}
-	t.g.validated(ctx, ss, t.op.Tool.Name, "", true)
 	var args map[string]any
 	if len(bytes.TrimSpace(raw)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&args); err != nil {
+			t.g.validated(ctx, ss, t.op.Tool.Name, "", false)
 			return argumentError("", "", "a JSON object of arguments", err.Error(), "Send the arguments as one JSON object.").result(!t.op.output), nil
 		}
 	}
+	if e := t.op.checkPath(args); e != nil {
+		t.g.validated(ctx, ss, t.op.Tool.Name, e.Data.Parameter, false)
+		t.g.logger.Info("gateway: a path argument would leave the operation's path", "tool", t.op.Tool.Name, "parameter", e.Data.Parameter)
+		return e.result(!t.op.output), nil
+	}
+	t.g.validated(ctx, ss, t.op.Tool.Name, "", true)
+	callCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	hreq, err := t.op.buildRequest(ctx, t.base, args, t.header)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %s: %w", t.op.Tool.Name, err)
 	}
+	if !t.g.acquire(ctx) {
+		t.g.logger.Warn("gateway: no free call within the time limit", "tool", t.op.Tool.Name, "maxCalls", cap(t.g.slots),
+			"clientGone", callCtx.Err() != nil)
+		return t.op.busy(fmt.Sprintf("%d API calls were in flight, the most the gateway makes at once, for the whole time limit of the call (%s)",
+			cap(t.g.slots), t.timeout), "Wait a moment, then call again with the same arguments; make fewer calls at once.").result(!t.op.output), nil
+	}
+	defer t.g.release()
 	t.g.calls.Add(1)
 	start := t.g.now()
 	resp, err := t.client.Do(hreq)
@@ -406,7 +469,9 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 		return t.op.unreachable(err), nil
 	}
 	defer resp.Body.Close()
-	res := t.op.answer(resp)
+	body, taken, err := readAnswer(resp.Body, resp.ContentLength, t.g.maxResponse, &t.g.buffered)
+	defer t.g.buffered.give(taken)
+	res := t.op.answer(resp, body, err, t.g)
 	called.Status = resp.StatusCode
 	if res.IsError && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		called.Status = 0 // its body could not be read: no answer, as the result says
@@ -418,4 +483,33 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 	t.g.logger.Debug("gateway: call", "tool", t.op.Tool.Name, "method", t.op.Method, "path", t.op.Path,
 		"status", resp.StatusCode, "duration", t.g.now().Sub(start).String())
 	return res, nil
+}
+
+// acquire waits for a free API call (of [Options.MaxCalls]) until ctx
+// ends, and reports whether it got one; [Gateway.release] gives it back.
+func (gw *Gateway) acquire(ctx context.Context) bool {
+	if gw.slots == nil {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case gw.slots <- struct{}{}:
+		return true
+	default:
+	}
+	gw.logger.Info("gateway: waiting for a free call", "maxCalls", cap(gw.slots))
+	select {
+	case gw.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (gw *Gateway) release() {
+	if gw.slots != nil {
+		<-gw.slots
+	}
 }

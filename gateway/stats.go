@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit/cache"
@@ -50,6 +52,10 @@ type Stats struct {
 	// Sessions counts the sessions that connected; CurrentSessions those
 	// still open; PeakSessions the most open at once.
 	Sessions, CurrentSessions, PeakSessions int64
+	// PeakBufferedBytes is the most memory the calls in flight took at
+	// once to read the API's answers, in bytes: at most
+	// [Options.MaxBufferedBytes].
+	PeakBufferedBytes int64
 }
 
 // ValidationRate is the share of calls whose arguments were valid; 0 when
@@ -74,6 +80,7 @@ func (gw *Gateway) Stats() Stats {
 		Sessions:            gw.connected.Load(),
 		CurrentSessions:     gw.current.Load(),
 		PeakSessions:        gw.peak.Load(),
+		PeakBufferedBytes:   gw.buffered.peak.Load(),
 	}
 	if gw.cache != nil {
 		s.Cache = gw.cache.Stats()
@@ -108,7 +115,11 @@ const maxDiscoveries = 1000
 func (gw *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-			gw.connect(ss)
+			if !gw.connect(ss) {
+				gw.logger.Warn("gateway: a session was refused: too many sessions", "maxSessions", gw.maxSessions)
+				return nil, &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf(
+					"gateway: %d sessions are open, the most the gateway serves at once; close a session or try again later", gw.maxSessions)}
+			}
 			if method == "tools/list" {
 				gw.listed(ss)
 			}
@@ -117,16 +128,26 @@ func (gw *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func (gw *Gateway) connect(ss *mcp.ServerSession) {
+// codeTooManySessions is the JSON-RPC error code of a session refused
+// beyond [Options.MaxSessions] (implementation-defined server error).
+const codeTooManySessions = -32000
+
+// connect counts ss when it is new and [Options.MaxSessions] allows it,
+// and reports whether ss may be served.
+func (gw *Gateway) connect(ss *mcp.ServerSession) bool {
 	gw.mu.Lock()
 	if _, seen := gw.connectedAt[ss]; seen {
 		gw.mu.Unlock()
-		return
+		return true
+	}
+	if gw.maxSessions > 0 && gw.current.Load() >= int64(gw.maxSessions) {
+		gw.mu.Unlock()
+		return false
 	}
 	gw.connectedAt[ss] = gw.now()
+	cur := gw.current.Add(1) // under mu: admissions cannot overtake each other
 	gw.mu.Unlock()
 	gw.connected.Add(1)
-	cur := gw.current.Add(1)
 	for {
 		p := gw.peak.Load()
 		if cur <= p || gw.peak.CompareAndSwap(p, cur) {
@@ -142,6 +163,7 @@ func (gw *Gateway) connect(ss *mcp.ServerSession) {
 		gw.mu.Unlock()
 		gw.emit(context.Background(), telemetry.GatewayRecord{Event: telemetry.GatewaySessionClosed})
 	}()
+	return true
 }
 
 func (gw *Gateway) listed(ss *mcp.ServerSession) {

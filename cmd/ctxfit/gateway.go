@@ -57,7 +57,16 @@ given; MCP_TRANSPORT=stdio is the default.
 
 A --header value of the form env:NAME is read from the environment variable
 NAME, so that credentials stay out of the process list. Header values are
-never logged.
+never logged, and sent only to the API's origin: a redirect to another
+scheme, host or port is not followed. A path argument that is empty or has
+a "." or ".." segment is refused, so that no call leaves the paths of the
+document.
+
+--max-calls, --max-response-mib, --buffer-mib, --max-sessions and
+--idle-timeout bound what clients can make the gateway hold: calls beyond
+--max-calls wait within --timeout; an answer over --max-response-mib
+(counted decompressed) or one that does not fit in --buffer-mib is a tool
+error that tells the model to ask for less or call again later.
 
 Settings come from the defaults, then the file of --config (or
 CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below, as for
@@ -77,7 +86,13 @@ type gatewayFlags struct {
 	cacheTTL time.Duration
 	entries  int
 	noCache  bool
+	// bounds
+	maxCalls, maxResponseMiB, bufferMiB, maxSessions int
+	idleTimeout                                      time.Duration
 }
+
+// defaultGatewayIdleTimeout ends a --listen session idle this long.
+const defaultGatewayIdleTimeout = 30 * time.Minute
 
 func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string) (*gatewayFlags, error) {
 	fs := newFlagSet("gateway", out)
@@ -113,6 +128,11 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", gateway.DefaultCacheTTL, "how long a GET result is served from the cache")
 	fs.IntVar(&f.entries, "cache-entries", gateway.DefaultCacheEntries, "how many results the cache holds")
 	fs.BoolVar(&f.noCache, "no-cache", false, "do not cache GET results")
+	fs.IntVar(&f.maxCalls, "max-calls", gateway.DefaultMaxCalls, "API calls in flight at once; more wait, within --timeout")
+	fs.IntVar(&f.maxResponseMiB, "max-response-mib", gateway.DefaultMaxResponseBytes>>20, "MiB of one API answer (decompressed) the gateway reads; a longer one is an error")
+	fs.IntVar(&f.bufferMiB, "buffer-mib", gateway.DefaultMaxBufferedBytes>>20, "MiB of memory the calls in flight may take together to read their answers")
+	fs.IntVar(&f.maxSessions, "max-sessions", gateway.DefaultMaxSessions, "sessions served at once; one more is refused")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", defaultGatewayIdleTimeout, "end a --listen session idle this long; 0 never")
 	fs.StringVar(&pf.configPath, "config", "", "settings file (JSON or YAML), watched for changes; default $CTXFIT_CONFIG")
 	fs.IntVar(&pf.threshold, "threshold", 0, "token count above which a result is shaped (default 4000)")
 	fs.IntVar(&pf.hardCap, "hard-cap", 0, "token count no shaped result exceeds (default 12000)")
@@ -135,6 +155,12 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	}
 	if f.timeout <= 0 || f.entries <= 0 || f.cacheTTL <= 0 {
 		return nil, usageError{errors.New("--timeout, --cache-ttl and --cache-entries must be > 0")}
+	}
+	if f.maxCalls < 1 || f.maxResponseMiB < 1 || f.bufferMiB < 1 || f.maxSessions < 1 || f.idleTimeout < 0 {
+		return nil, usageError{errors.New("--max-calls, --max-response-mib, --buffer-mib and --max-sessions must be >= 1, --idle-timeout >= 0")}
+	}
+	if f.bufferMiB < f.maxResponseMiB {
+		return nil, usageError{fmt.Errorf("--buffer-mib (%d) must be at least --max-response-mib (%d): one answer must fit", f.bufferMiB, f.maxResponseMiB)}
 	}
 	if pf.listen == "" {
 		listen, err := listenFromEnv(getenv)
@@ -211,7 +237,8 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	opts := &gateway.Options{
 		BaseURL: f.baseURL, Include: f.include, Header: f.headers, Timeout: f.timeout,
 		CacheTTL: f.cacheTTL, CacheEntries: f.entries, Logger: logger, Started: started,
-		Sink: f.guard.sink,
+		Sink: f.guard.sink, MaxCalls: f.maxCalls, MaxSessions: f.maxSessions,
+		MaxResponseBytes: int64(f.maxResponseMiB) << 20, MaxBufferedBytes: int64(f.bufferMiB) << 20,
 	}
 	if f.noCache {
 		opts.CacheTTL = -1
@@ -237,7 +264,7 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return nil
 	}
 	sessions := &principal.Sessions{Cookies: f.guard.auth.cookieNames()}
-	endpoint, err := f.guard.auth.guard(sessions.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, nil)), getenv)
+	endpoint, err := f.guard.auth.guard(sessions.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, &mcp.StreamableHTTPOptions{SessionTimeout: f.idleTimeout})), getenv)
 	if err != nil {
 		return err
 	}
@@ -284,7 +311,7 @@ func prometheusSink() (*otelsink.Sink, http.Handler, func(), error) {
 
 // serveGatewayHTTP serves endpoint, the gateway's streamable HTTP handler
 // with each session bound to the credential that made it (and behind
-// --auth-tokens-env), at /mcp, its health report (the status and
+// --auth-tokens-env) and ended when idle for --idle-timeout, at /mcp, its health report (the status and
 // [gateway.Stats]: counts, no session ID or credential) at /healthz and,
 // when metrics is not nil, the Prometheus metrics at /metrics.
 func serveGatewayHTTP(ctx context.Context, addr string, endpoint http.Handler, gw *gateway.Gateway, metrics http.Handler, logger *slog.Logger, listening func(string)) error {
@@ -311,7 +338,7 @@ func healthReport(s gateway.Stats) map[string]any {
 		"discovery": map[string]any{"count": s.Discoveries, "lastMs": ms(s.DiscoveryLast), "maxMs": ms(s.DiscoveryMax), "meanMs": ms(s.DiscoveryMean)},
 		"validation": map[string]any{"successes": s.ValidationSuccesses, "failures": s.ValidationFailures,
 			"successRate": s.ValidationRate(), "retries": s.Retries},
-		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors},
+		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors, "peakBufferedBytes": s.PeakBufferedBytes},
 		"shaping": map[string]any{"shaped": s.Shaped, "reductionMean": s.ReductionMean, "summarized": s.Summarized,
 			"summaryReductionMean": s.SummaryReductionMean, "summariesAtLeast70": s.SummariesAtLeast70},
 		"cache":    map[string]any{"hits": s.Cache.Hits + s.Cache.Shared, "misses": s.Cache.Misses, "hitRate": s.Cache.HitRate()},

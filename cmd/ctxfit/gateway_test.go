@@ -196,6 +196,11 @@ func TestGatewayRefusesBadInvocations(t *testing.T) {
 		{"no document is a usage error", []string{"gateway"}, 2, "--openapi FILE_OR_URL"},
 		{"a header without a colon is a usage error", []string{"gateway", "--openapi", "x.json", "--header", "Authorization"}, 2, "want NAME:VALUE"},
 		{"an unknown mode is a usage error", []string{"gateway", "--openapi", "x.json", "--mode", "cache"}, 2, `mode "cache" must be one of`},
+		{"no call at a time is a usage error", []string{"gateway", "--openapi", "x.json", "--max-calls", "0"}, 2, "--max-calls, --max-response-mib, --buffer-mib and --max-sessions must be >= 1"},
+		{"no session is a usage error", []string{"gateway", "--openapi", "x.json", "--max-sessions", "0"}, 2, "must be >= 1"},
+		{"a negative idle time-out is a usage error", []string{"gateway", "--openapi", "x.json", "--idle-timeout", "-1s"}, 2, "--idle-timeout >= 0"},
+		{"a buffer smaller than one answer is a usage error", []string{"gateway", "--openapi", "x.json", "--max-response-mib", "32", "--buffer-mib", "16"}, 2,
+			"--buffer-mib (16) must be at least --max-response-mib (32)"},
 		{"a document that does not exist is a failure", []string{"gateway", "--openapi", "/nonexistent/openapi.json"}, 1, "no such file"},
 	}
 	for _, tt := range tests {
