@@ -69,7 +69,7 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 	if err != nil {
 		return nil, 0, queryError(expr, err)
 	}
-	opts := append(withRegexFunctions(ctx, q, expr), gojq.WithEnvironLoader(func() []string { return nil }))
+	opts := append(withBoundedFunctions(ctx, q, expr), gojq.WithEnvironLoader(func() []string { return nil }))
 	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: the query does not compile: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)

@@ -113,6 +113,24 @@ func TestAQueryOverALongStringStopsAtItsTimeLimitAndWhenItsClientGoes(t *testing
 		require.ErrorIs(t, err, ctxfit.ErrShapeTimeout)
 		assert.Equal(t, "shaping_timeout", ctxfit.ProblemOf(err, ctxfit.Params{}).Code)
 	})
+	// gojq's indices, and its contains over arrays, ran for minutes in one
+	// call over such lists.
+	for _, query := range []string{
+		`[range(1000000) | ("a" * 200000) | indices("a" * 100000) | length] | add`,
+		`[range(1000000) | [range(200000) | 0] | index([range(100000) | 0] + [1])] | length`,
+		`[range(200000)] as $a | [range(1000000) | $a | contains($a)] | length`,
+		`[range(200000)] as $a | [range(1000000) | $a | inside($a)] | length`,
+	} {
+		t.Run(query+" ends with a time-out error at its time limit", func(t *testing.T) {
+			g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: ctxfit.Duration(time.Second)})
+			errc := make(chan error, 1)
+			go func() {
+				_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: query}, serve([]byte(`{"a":1}`), "application/json"))
+				errc <- err
+			}()
+			require.ErrorIs(t, receive(t, errc, "the runaway query's outcome"), ctxfit.ErrShapeTimeout)
+		})
+	}
 	t.Run("it stops when its client goes, and gives its room back", func(t *testing.T) {
 		g, _ := newGuard(t, ctxfit.Config{MaxConcurrentShaping: 1, AdmissionWait: ctxfit.Duration(time.Millisecond)})
 		ctx, cancel := context.WithCancel(context.Background())

@@ -21,7 +21,7 @@ func compileJQ(t testing.TB, expr string, own bool) *gojq.Code {
 	require.NoError(t, err)
 	var opts []gojq.CompilerOption
 	if own {
-		opts = withRegexFunctions(context.Background(), q, expr)
+		opts = withBoundedFunctions(context.Background(), q, expr)
 	}
 	code, err := gojq.Compile(q, opts...)
 	require.NoError(t, err)
@@ -105,6 +105,30 @@ func TestTheRegularExpressionFunctionsAnswerAsGojqDoes(t *testing.T) {
 	t.Logf("%d cases", n)
 }
 
+func TestIndicesContainsAndInsideAnswerAsGojqDoes(t *testing.T) {
+	values := []string{`null`, `""`, `"a"`, `"aa"`, `"abab"`, `"ababa"`, `"été été"`, `"日本日本"`, `[]`, `[1]`, `[1,1]`, `[1,2,1,2,1]`,
+		`[1,[1,2],{"a":1}]`, `[[1,2]]`, `{}`, `{"a":1}`, `{"a":[1,2],"b":"xy"}`, `{"a":[1,2,3],"b":"xyz","c":null}`, `1`, `1.0`,
+		`true`, `false`, `[1.0, 2]`, `["a","ab",null,true]`, `[{"a":[1,{"b":2}]}]`, `[{"a":[1,{"b":2,"c":3}]}, 1]`}
+	exprs := []string{`indices(%s)`, `index(%s)`, `rindex(%s)`, `contains(%s)`, `inside(%s)`, `[.[]?] | contains([%s])`, `try contains(%s) catch "caught: \(.)"`}
+	n := 0
+	for _, expr := range exprs {
+		for _, arg := range values {
+			e := fmt.Sprintf(expr, arg)
+			theirs, ours := compileJQ(t, e, false), compileJQ(t, e, true)
+			for _, in := range values {
+				var input any
+				require.NoError(t, json.Unmarshal([]byte(in), &input))
+				want, got := results(t, theirs, input), results(t, ours, input)
+				if !assert.Equal(t, want, got, "%s over %s", e, in) {
+					return
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d cases", n)
+}
+
 func TestAQueryDefinesItsOwnFunctionsOverTheRegularExpressionOnes(t *testing.T) {
 	got := gojqResults(t, "abc", `def match($re): "mine"; match("b")`, true)
 	assert.Equal(t, `"mine"`, got)
@@ -113,7 +137,7 @@ func TestAQueryDefinesItsOwnFunctionsOverTheRegularExpressionOnes(t *testing.T) 
 func TestARegularExpressionFunctionStopsBetweenMatchesWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	x := &jqRegex{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
+	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
 	for name, f := range map[string]func(any, []any) any{"match": x.match, "splits": x.splits} {
 		t.Run(name+" answers the context's error", func(t *testing.T) {
 			v := f(strings.Repeat("x", 1000), []any{"x", "g"})
@@ -124,11 +148,12 @@ func TestARegularExpressionFunctionStopsBetweenMatchesWhenItsContextEnds(t *test
 	}
 }
 
-// BenchmarkQueryRegex runs the regular expression functions over the
-// JSON text of n items: the time per item stays flat as n grows (gojq's
-// own grow with n).
-func BenchmarkQueryRegex(b *testing.B) {
-	for _, expr := range []string{`tojson | [match("x"; "g")] | length`, `tojson | [splits("x")] | length`, `tojson | gsub("x"; "y") | length`} {
+// BenchmarkQueryFunctions runs ctxfit's own functions over the JSON text
+// of n items: the time per item stays flat as n grows (gojq's own grow
+// with n).
+func BenchmarkQueryFunctions(b *testing.B) {
+	for _, expr := range []string{`tojson | [match("x"; "g")] | length`, `tojson | [splits("x")] | length`, `tojson | gsub("x"; "y") | length`,
+		`tojson | indices("x x") | length`, `tojson | explode | indices([120, 32, 120]) | length`} {
 		for _, n := range []int{300, 1200, 4800} {
 			items := make([]any, n)
 			for i := range items {

@@ -11,27 +11,34 @@ import (
 	"github.com/itchyny/gojq"
 )
 
-// A query's regular expression functions (match, capture, scan, splits,
-// split/2, sub, gsub) are ctxfit's own, with jq's results (the same
-// matches, offsets and lengths in codepoints, the same errors), where
-// gojq's take time quadratic in the string: gojq counts the codepoints
-// before each match from the string's start, slices the string once per
-// piece (splits) and adds each replaced piece to a growing string (sub).
-// These find the matches one at a time, count codepoints as they go, build
-// each result once, and stop between two matches when the query's context
-// ends: a query over a long string stops at its time limit, and when its
-// client leaves, like any other query. test keeps gojq's, which matches
-// once.
+// A query's functions run in Go code that gojq calls between the steps
+// where it checks the query's context: one that runs long in a single
+// call keeps a query past its time limit, and past its client leaving.
+// gojq's regular expression functions (match, capture, scan, splits,
+// split/2, sub, gsub) take time quadratic in the string, and so do
+// indices, index and rindex (in the needle times the haystack), and
+// contains and inside over arrays (in the items of one times the other's):
+// a query over a list of a few thousand items ran for minutes. ctxfit
+// replaces them with its own, which give jq's results (the same matches,
+// offsets in codepoints, and errors) and stop when the context ends.
 //
-// One search for a match takes time linear in the rest of the string (RE2,
-// as Go's regexp implements it); a pattern that must read to the end to
-// know where a match ends (a*b|a over a run of a's) reads to the end for
-// each match, as Go's FindAll does, but stops between matches.
+// The regular expression functions find the matches one at a time, count
+// codepoints as they go, build each result once, and check the context
+// between matches; test keeps gojq's, which matches once. One search for
+// a match takes time linear in the rest of the string (RE2, as Go's regexp
+// implements it); a pattern that must read to the end to know where a
+// match ends (a*b|a over a run of a's) reads to the end for each match, as
+// Go's FindAll does, but stops between matches. indices, index and rindex
+// find the occurrences with Knuth-Morris-Pratt, in linear time. contains
+// and inside over two arrays or two objects are written in jq, so that
+// gojq checks the context between the comparisons; over anything else they
+// are gojq's.
 
-// jqRegexDefs shadow gojq's definitions (builtin.jq in gojq) of the
-// regular expression functions with ones that call the functions below;
-// a query's own definitions shadow them in turn.
-const jqRegexDefs = `
+// jqDefs shadow gojq's definitions of the functions above (builtin.jq
+// in gojq, or its Go functions) with ones that call the functions below;
+// a query's own definitions shadow them in turn. _ctxfit_contains is
+// gojq's contains, named before contains is defined again.
+const jqDefs = `
 def match($re; $flags): _ctxfit_match($re; $flags)[];
 def match($re): if $re | type == "array" then match($re[0]; $re[1]) else match($re; null) end;
 def capture($re; $flags): match($re; $flags) | .captures | _captures;
@@ -46,34 +53,58 @@ def sub($re; str; $flags): . as $s |
 def sub($re; str): sub($re; str; null);
 def gsub($re; str): sub($re; str; "g");
 def gsub($re; str; $flags): sub($re; str; $flags + "g");
+def indices($i): _ctxfit_indices($i);
+def index($i): _ctxfit_index($i);
+def rindex($i): _ctxfit_rindex($i);
+def _ctxfit_contains($b): contains($b);
+def contains($b):
+  if type == "array" and ($b | type) == "array" then
+    . as $a | all($b[]; . as $y | any($a[]; try contains($y) catch false))
+  elif type == "object" and ($b | type) == "object" then
+    . as $a | length >= ($b | length) and
+      all($b | keys[]; . as $k | ($a | has($k)) and (try ($a[$k] | contains($b[$k])) catch false))
+  else
+    _ctxfit_contains($b)
+  end;
+def inside($a): . as $b | $a | contains($b);
 .`
 
-// withRegexFunctions adds the regular expression functions to q, the
-// query expr, and returns the compiler options they need; they check ctx
-// between matches. A query that names none of them (most) is left alone:
-// compiling the definitions costs more than compiling a small query.
-func withRegexFunctions(ctx context.Context, q *gojq.Query, expr string) []gojq.CompilerOption {
-	if !strings.Contains(expr, "match") && !strings.Contains(expr, "capture") && !strings.Contains(expr, "scan") &&
-		!strings.Contains(expr, "split") && !strings.Contains(expr, "sub") {
+// boundedFuncNames are words in the names of the functions jqDefs
+// defines again.
+var boundedFuncNames = []string{"match", "capture", "scan", "split", "sub", "index", "indices", "contains", "inside"}
+
+// withBoundedFunctions adds ctxfit's own functions to q, the query expr,
+// and returns the compiler options they need; they check ctx as they go.
+// A query that names none of them (most) is left alone: compiling the
+// definitions costs more than compiling a small query.
+func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string) []gojq.CompilerOption {
+	named := false
+	for _, name := range boundedFuncNames {
+		named = named || strings.Contains(expr, name)
+	}
+	if !named {
 		return nil
 	}
-	defs, err := gojq.Parse(jqRegexDefs)
+	defs, err := gojq.Parse(jqDefs)
 	if err != nil {
-		panic("ctxfit: jqRegexDefs: " + err.Error())
+		panic("ctxfit: jqDefs: " + err.Error())
 	}
 	q.FuncDefs = append(defs.FuncDefs, q.FuncDefs...)
-	x := &jqRegex{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
+	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
 	return []gojq.CompilerOption{
 		gojq.WithFunction("_ctxfit_match", 2, 2, x.match),
 		gojq.WithFunction("_ctxfit_splits", 2, 2, x.splits),
 		gojq.WithFunction("_ctxfit_sub", 1, 1, x.sub),
+		gojq.WithFunction("_ctxfit_indices", 1, 1, x.occurrences("indices")),
+		gojq.WithFunction("_ctxfit_index", 1, 1, x.occurrences("index")),
+		gojq.WithFunction("_ctxfit_rindex", 1, 1, x.occurrences("rindex")),
 	}
 }
 
-// jqRegex holds the regular expressions a query compiled, and the
+// jqFuncs holds the regular expressions a query compiled, and the
 // query's context. A query runs on one goroutine: it is not safe for
 // concurrent use.
-type jqRegex struct {
+type jqFuncs struct {
 	ctx   context.Context
 	cache map[[2]string]*jqMatcher
 }
@@ -95,7 +126,7 @@ type jqMatcher struct {
 
 // compile compiles re with jq's flags (g, i, x is not supported: gojq's
 // set), or says what is wrong, in gojq's words.
-func (x *jqRegex) compile(re, flags string) (*jqMatcher, error) {
+func (x *jqFuncs) compile(re, flags string) (*jqMatcher, error) {
 	key := [2]string{re, flags}
 	if m, ok := x.cache[key]; ok {
 		return m, nil
@@ -305,7 +336,7 @@ func (r *runes) byteAt(n int) int {
 
 // operands returns the string, the pattern and the flags of a call of a
 // regular expression function, or gojq's error for match.
-func (x *jqRegex) operands(v any, args []any) (string, *jqMatcher, bool, error) {
+func (x *jqFuncs) operands(v any, args []any) (string, *jqMatcher, bool, error) {
 	re, fs := args[0], args[1]
 	var flags string
 	if fs != nil {
@@ -344,7 +375,7 @@ func typePreview(v any) string {
 
 // match is _ctxfit_match($re; $flags): the array of match objects gojq's
 // _match($re; $flags; false) returns.
-func (x *jqRegex) match(v any, args []any) any {
+func (x *jqFuncs) match(v any, args []any) any {
 	s, m, all, err := x.operands(v, args)
 	if err != nil {
 		return err
@@ -388,7 +419,7 @@ func (x *jqRegex) match(v any, args []any) any {
 
 // splits is _ctxfit_splits($re; $flags): the pieces of the string between
 // the matches, as gojq's splits gives them.
-func (x *jqRegex) splits(v any, args []any) any {
+func (x *jqFuncs) splits(v any, args []any) any {
 	s, m, all, err := x.operands(v, args)
 	if err != nil {
 		return err
@@ -411,7 +442,7 @@ func (x *jqRegex) splits(v any, args []any) any {
 // outputs]], as gojq's reduce builds them: the i-th result joins, for
 // every match, the text before it and the i-th output for it, then the
 // text after the last match; without any, $s itself.
-func (x *jqRegex) sub(v any, args []any) any {
+func (x *jqFuncs) sub(v any, args []any) any {
 	s, ok := args[0].(string)
 	ms, ok2 := v.([]any)
 	if !ok || !ok2 {
@@ -461,4 +492,109 @@ func (x *jqRegex) sub(v any, args []any) any {
 		res[i] = b.String()
 	}
 	return res
+}
+
+// occurrences is indices, index or rindex, as name says: where the
+// argument occurs in a string (in codepoints) or an array (a value that is
+// not an array, as a one-item array), overlaps included; gojq's results
+// and errors, in linear time (Knuth-Morris-Pratt), stopping when the
+// query's context ends.
+func (x *jqFuncs) occurrences(name string) func(any, []any) any {
+	return func(v any, args []any) any {
+		var at []int
+		var err error
+		switch v := v.(type) {
+		case nil:
+			return nil
+		case []any:
+			xs, ok := args[0].([]any)
+			if !ok {
+				xs = []any{args[0]}
+			}
+			at, err = occurrences(x.ctx, len(v), len(xs), func(i, j int) bool { return gojq.Compare(v[i], xs[j]) == 0 },
+				func(i, j int) bool { return gojq.Compare(xs[i], xs[j]) == 0 })
+		case string:
+			w, ok := args[0].(string)
+			if !ok {
+				return fmt.Errorf("%s(%s) cannot be applied to: %s", name, gojq.Preview(args[0]), typePreview(v))
+			}
+			vs, ws := []rune(v), []rune(w)
+			at, err = occurrences(x.ctx, len(vs), len(ws), func(i, j int) bool { return vs[i] == ws[j] },
+				func(i, j int) bool { return ws[i] == ws[j] })
+		default:
+			return fmt.Errorf("%s(%s) cannot be applied to: %s", name, gojq.Preview(args[0]), typePreview(v))
+		}
+		switch {
+		case err != nil:
+			return err
+		case name == "indices":
+			res := make([]any, len(at))
+			for i, a := range at {
+				res[i] = a
+			}
+			return res
+		case len(at) == 0:
+			return nil
+		case name == "index":
+			return at[0]
+		}
+		return at[len(at)-1]
+	}
+}
+
+// occurrences returns where a needle of m items occurs in a haystack of n,
+// overlaps included, none for an empty needle: eq(i, j) tells whether the
+// haystack's item i is the needle's item j, self(i, j) whether the
+// needle's items i and j are equal. Knuth-Morris-Pratt: at most 2m
+// comparisons of self and 2n of eq. It stops with ctx's error when ctx
+// ends.
+func occurrences(ctx context.Context, n, m int, eq, self func(i, j int) bool) ([]int, error) {
+	if m == 0 || m > n {
+		return nil, nil
+	}
+	steps := 0
+	alive := func() error {
+		if steps++; steps%1024 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+	// fail[j] is the length of the longest proper prefix of the needle's
+	// first j+1 items that is also their suffix.
+	fail := make([]int, m)
+	for j, k := 1, 0; j < m; j++ {
+		for k > 0 && !self(j, k) {
+			k = fail[k-1]
+			if err := alive(); err != nil {
+				return nil, err
+			}
+		}
+		if self(j, k) {
+			k++
+		}
+		fail[j] = k
+		if err := alive(); err != nil {
+			return nil, err
+		}
+	}
+	var at []int
+	for i, k := 0, 0; i < n; i++ {
+		for k > 0 && !eq(i, k) {
+			k = fail[k-1]
+			if err := alive(); err != nil {
+				return nil, err
+			}
+		}
+		if eq(i, k) {
+			k++
+		}
+		if k == m {
+			at = append(at, i-m+1)
+			k = fail[k-1]
+		}
+		if err := alive(); err != nil {
+			return nil, err
+		}
+	}
+	return at, nil
 }
