@@ -21,7 +21,9 @@ import (
 // within the hard cap they come whole; over it, in pages or chunks with
 // cursors. Object keys come out sorted, numbers as the data wrote them.
 //
-// A query runs within Config.ShapeTimeout, sees no environment variables
+// A query runs within Config.ShapeTimeout and stops when its client goes
+// (the functions gojq runs in one long step are ctxfit's own, which check
+// the context as they go: queryfuncs.go), sees no environment variables
 // ($ENV is empty), reads no other input, and its output is bounded by
 // maxQueryOutput; a query that breaks a limit is a clear error.
 
