@@ -65,11 +65,11 @@ func jqGet(t *testing.T, base, token, query string, wait time.Duration) (int, st
 
 // TestARunawayJQQueryEndsAtTheTimeLimitAndLeavesRoomForOtherClients runs
 // examples/httpserver with two shaping slots (one per client) and a time
-// limit of a second: a ?jq= query that would run for minutes ends with a
+// limit of two seconds: a ?jq= query that would run for minutes ends with a
 // 503 shaping_timeout, and while one client runs two of them another
 // client's query is served.
 func TestARunawayJQQueryEndsAtTheTimeLimitAndLeavesRoomForOtherClients(t *testing.T) {
-	base := startHTTPServerWith(t, "CTXFIT_SHAPE_TIMEOUT=1s", "CTXFIT_MAX_CONCURRENT_SHAPING=2", "CTXFIT_ADMISSION_WAIT=2s")
+	base := startHTTPServerWith(t, "CTXFIT_SHAPE_TIMEOUT=2s", "CTXFIT_MAX_CONCURRENT_SHAPING=2", "CTXFIT_ADMISSION_WAIT=2s")
 
 	t.Run("a runaway query ends with shaping_timeout", func(t *testing.T) {
 		status, body, err := jqGet(t, base, "alice", runawayJQ, time.Minute)
