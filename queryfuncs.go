@@ -124,8 +124,8 @@ type jqMatcher struct {
 	names []string
 }
 
-// compile compiles re with jq's flags (g, i, x is not supported: gojq's
-// set), or says what is wrong, in gojq's words.
+// compile compiles re with the flags gojq reads (g, i, and m, which it
+// takes as (?s)), or says what is wrong, in gojq's words.
 func (x *jqFuncs) compile(re, flags string) (*jqMatcher, error) {
 	key := [2]string{re, flags}
 	if m, ok := x.cache[key]; ok {
@@ -334,8 +334,9 @@ func (r *runes) byteAt(n int) int {
 	return r.at
 }
 
-// operands returns the string, the pattern and the flags of a call of a
-// regular expression function, or gojq's error for match.
+// operands returns the string, the compiled pattern and whether the g
+// flag is set, of a call of a regular expression function, or gojq's
+// error for match.
 func (x *jqFuncs) operands(v any, args []any) (string, *jqMatcher, bool, error) {
 	re, fs := args[0], args[1]
 	var flags string
