@@ -169,3 +169,83 @@ func TestARequestThatFindsRoomIsAdmittedHoweverShortTheWait(t *testing.T) {
 		assert.True(t, res.Shaped)
 	}
 }
+
+// gateCounter counts exactly, but every count of a text of gateLen bytes
+// says so on entered and waits for the gate to open: each request that
+// makes one holds its admission until then.
+type gateCounter struct {
+	gateLen int
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (c *gateCounter) Count(text string) int {
+	if len(text) == c.gateLen {
+		c.entered <- struct{}{}
+		<-c.gate
+	}
+	return exact.Count(text)
+}
+
+func TestOneSubjectsHeavyRequestsLeaveRoomForAnothersRequests(t *testing.T) {
+	held := []byte(strings.Repeat("word ", 10_000))
+	other := []byte(strings.Repeat("other ", 5_000))
+	c := &gateCounter{gateLen: len(held), entered: make(chan struct{}, 4), gate: make(chan struct{})}
+	// Two slots, so a subject's share is one (MaxShapingPerSubject's zero
+	// value: half the slots).
+	g, err := ctxfit.New(&ctxfit.Options{Config: admissionConfig(ctxfit.Config{MaxConcurrentShaping: 2,
+		AdmissionWait: ctxfit.Duration(time.Millisecond)}), Counter: c})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	start := func(subject string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "heavy", Subject: subject}, serve(held, "text/plain"))
+			done <- err
+		}()
+		return done
+	}
+	first := start("alice")
+	receive(t, c.entered, "alice's first request counting")
+	second := start("alice")
+	select {
+	case <-c.entered:
+		// alice holds both slots: bob finds no room below.
+	case err := <-second:
+		require.ErrorIs(t, err, ctxfit.ErrBusy, "alice's second request waits for her share, then is busy")
+	case <-time.After(time.Minute):
+		t.Fatal("alice's second request neither counted nor ended within a minute")
+	}
+
+	res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "other", Subject: "bob"}, serve(other, "text/plain"))
+	require.NoError(t, err, "bob is served beside alice's heavy requests")
+	assert.True(t, res.Shaped)
+
+	close(c.gate)
+	require.NoError(t, receive(t, first, "alice's first request's outcome"))
+	res, err = g.Handle(context.Background(), ctxfit.Request{Endpoint: "other", Subject: "alice"}, serve(other, "text/plain"))
+	require.NoError(t, err, "alice's share is hers again once her request ends")
+	assert.True(t, res.Shaped)
+}
+
+func TestRequestsWithoutASubjectShareOnlyTheSlots(t *testing.T) {
+	held := []byte(strings.Repeat("word ", 10_000))
+	c := &gateCounter{gateLen: len(held), entered: make(chan struct{}, 4), gate: make(chan struct{})}
+	g, err := ctxfit.New(&ctxfit.Options{Config: admissionConfig(ctxfit.Config{MaxConcurrentShaping: 2,
+		AdmissionWait: ctxfit.Duration(time.Hour)}), Counter: c})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	var done [2]chan error
+	for i := range done {
+		done[i] = make(chan error, 1)
+		go func() {
+			_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "heavy"}, serve(held, "text/plain"))
+			done[i] <- err
+		}()
+		receive(t, c.entered, "an anonymous request counting")
+	}
+	close(c.gate)
+	for i := range done {
+		require.NoError(t, receive(t, done[i], "an anonymous request's outcome"))
+	}
+}

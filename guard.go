@@ -237,6 +237,7 @@ func resolved(c Config) Config {
 	c.MaxBufferBytes = cmp.Or(c.MaxBufferBytes, DefaultMaxBufferBytes)
 	c.MaxConcurrentShaping = cmp.Or(c.MaxConcurrentShaping, runtime.GOMAXPROCS(0))
 	c.MaxShapingBytes = cmp.Or(c.MaxShapingBytes, DefaultMaxShapingBytes)
+	c.MaxShapingPerSubject = cmp.Or(c.MaxShapingPerSubject, max(1, c.MaxConcurrentShaping/2))
 	c.AdmissionWait = cmp.Or(c.AdmissionWait, Duration(DefaultAdmissionWait))
 	c.StoreMaxBytes = cmp.Or(c.StoreMaxBytes, DefaultStoreMaxBytes)
 	c.StoreMaxItems = cmp.Or(c.StoreMaxItems, DefaultStoreMaxItems)

@@ -200,7 +200,7 @@ func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, r
 		res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
 		return res, nil
 	}
-	release, err := e.admission.admit(ctx, len(resp.Body))
+	release, err := e.admission.admit(ctx, req.Subject, len(resp.Body))
 	if err != nil {
 		return Result{}, err
 	}
@@ -448,7 +448,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if r.end > int64(len(data)) || r.bytes != 0 && r.bytes != int64(len(data)) {
 		return Result{}, fmt.Errorf("ctxfit: %w", errBadRef)
 	}
-	release, err := e.admission.admit(ctx, len(data))
+	release, err := e.admission.admit(ctx, req.Subject, len(data))
 	if err != nil {
 		return Result{Record: telemetry.Record{CacheHit: cacheHit}}, err
 	}

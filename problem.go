@@ -32,8 +32,9 @@ var (
 	// Config.ShapeTimeout. Nothing was sent; retrying may succeed.
 	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
 	// ErrBusy: the guard is shaping as many responses, or as many bytes,
-	// as Config.MaxConcurrentShaping and Config.MaxShapingBytes allow, and
-	// no room came within Config.AdmissionWait. Nothing was sent;
+	// as Config.MaxConcurrentShaping and Config.MaxShapingBytes allow (or
+	// as many of the request's subject as Config.MaxShapingPerSubject
+	// allows), and no room came within Config.AdmissionWait. Nothing was sent;
 	// retrying in a moment may succeed.
 	ErrBusy = errors.New("ctxfit: the server is shaping as many responses as it allows right now; retry the request in a moment")
 )

@@ -21,7 +21,9 @@ import (
 // within the hard cap they come whole; over it, in pages or chunks with
 // cursors. Object keys come out sorted, numbers as the data wrote them.
 //
-// A query runs within Config.ShapeTimeout, sees no environment variables
+// A query runs within Config.ShapeTimeout and stops when its client goes
+// (the functions gojq runs in one long step are ctxfit's own, which check
+// the context as they go: queryfuncs.go), sees no environment variables
 // ($ENV is empty), reads no other input, and its output is bounded by
 // maxQueryOutput; a query that breaks a limit is a clear error.
 
@@ -69,7 +71,8 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 	if err != nil {
 		return nil, 0, queryError(expr, err)
 	}
-	code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
+	opts := append(withBoundedFunctions(ctx, q, expr), gojq.WithEnvironLoader(func() []string { return nil }))
+	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: the query does not compile: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)
 	}

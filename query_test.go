@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,6 +84,74 @@ func TestABadQueryIsA400ThatSaysWhereAndWhat(t *testing.T) {
 			assert.Contains(t, p.Detail, tc.says)
 		})
 	}
+}
+
+// runawayBody is a list long enough that gojq's own match over its JSON
+// text runs for minutes, and the runaway query that runs match over it
+// without end: it stops only at its time limit, or when its client goes.
+func runawayBody(t *testing.T) ([]byte, string) {
+	t.Helper()
+	items := make([]map[string]any, 30_000)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "name": "xavier x"}
+	}
+	body, err := json.Marshal(items)
+	require.NoError(t, err)
+	return body, `. as $d | [range(1000000) | $d | tojson | [match("x"; "g")] | length] | add`
+}
+
+func TestAQueryOverALongStringStopsAtItsTimeLimitAndWhenItsClientGoes(t *testing.T) {
+	body, runaway := runawayBody(t)
+	t.Run("it ends with a time-out error at its time limit", func(t *testing.T) {
+		g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: ctxfit.Duration(time.Second)})
+		errc := make(chan error, 1)
+		go func() {
+			_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: runaway}, serve(body, "application/json"))
+			errc <- err
+		}()
+		err := receive(t, errc, "the runaway query's outcome")
+		require.ErrorIs(t, err, ctxfit.ErrShapeTimeout)
+		assert.Equal(t, "shaping_timeout", ctxfit.ProblemOf(err, ctxfit.Params{}).Code)
+	})
+	// gojq's indices, and its contains over arrays, ran for minutes in one
+	// call over such lists.
+	for _, query := range []string{
+		`[range(1000000) | ("a" * 200000) | indices("a" * 100000) | length] | add`,
+		`[range(1000000) | [range(200000) | 0] | index([range(100000) | 0] + [1])] | length`,
+		`[range(200000)] as $a | [range(1000000) | $a | contains($a)] | length`,
+		`[range(200000)] as $a | [range(1000000) | $a | inside($a)] | length`,
+	} {
+		t.Run(query+" ends with a time-out error at its time limit", func(t *testing.T) {
+			g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: ctxfit.Duration(time.Second)})
+			errc := make(chan error, 1)
+			go func() {
+				_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: query}, serve([]byte(`{"a":1}`), "application/json"))
+				errc <- err
+			}()
+			require.ErrorIs(t, receive(t, errc, "the runaway query's outcome"), ctxfit.ErrShapeTimeout)
+		})
+	}
+	t.Run("it stops when its client goes, and gives its room back", func(t *testing.T) {
+		g, _ := newGuard(t, ctxfit.Config{MaxConcurrentShaping: 1, AdmissionWait: ctxfit.Duration(time.Millisecond)})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// The client goes while the query runs (or, on a slow machine,
+		// before: either way the query must end).
+		fetch := func(context.Context) (ctxfit.Response, error) {
+			time.AfterFunc(500*time.Millisecond, cancel)
+			return ctxfit.Response{Body: body, ContentType: "application/json"}, nil
+		}
+		errc := make(chan error, 1)
+		go func() {
+			_, err := g.Handle(ctx, ctxfit.Request{Endpoint: "x", Query: runaway}, fetch)
+			errc <- err
+		}()
+		err := receive(t, errc, "the outcome of the query whose client went")
+		require.Error(t, err)
+		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: "length"}, serve(body, "application/json"))
+		require.NoError(t, err, "the only slot is free again")
+		assert.Equal(t, "[30000]", string(res.Body))
+	})
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +153,46 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// cancelingCounter counts exactly, and cancels a request's context when it
+// counts a text of cancelLen bytes: the client goes once shaping started.
+type cancelingCounter struct {
+	cancelLen int
+	cancel    context.CancelFunc
+}
+
+func (c *cancelingCounter) Count(text string) int {
+	if len(text) == c.cancelLen {
+		c.cancel()
+	}
+	return exact.Count(text)
+}
+
+func TestASearchStopsWhenItsClientGoes(t *testing.T) {
+	lines := make([]string, 200_000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %d: nothing to see", i)
+	}
+	list, err := json.Marshal(lines)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, contentType string
+		body              []byte
+	}{
+		{"a text, line by line", "text/plain", []byte(strings.Join(lines, "\n"))},
+		{"a list, item by item", "application/json", list},
+	} {
+		body := tc.body
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := &cancelingCounter{cancelLen: len(body), cancel: cancel}
+			g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour)}, Counter: c})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = g.Close() })
+			_, err = g.Handle(ctx, ctxfit.Request{Endpoint: "x", Search: &ctxfit.Search{Pattern: "never there"}}, serve(body, tc.contentType))
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	}
 }

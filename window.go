@@ -141,7 +141,7 @@ type windowed struct {
 func (g *Guard) continueWindowed(w *windowed) (res Result, err error, ok bool) {
 	// A window is bounded by its page's or chunk's budget, not by the
 	// snapshot: a chunk's reads at most 128 bytes a token (chunk.Window).
-	release, err := w.e.admission.admit(w.ctx, int(min(w.r.bytes, int64(w.rl.budget.HardCap)*128+2*windowSlack)))
+	release, err := w.e.admission.admit(w.ctx, w.req.Subject, int(min(w.r.bytes, int64(w.rl.budget.HardCap)*128+2*windowSlack)))
 	if err != nil {
 		return Result{}, err, true
 	}

@@ -121,7 +121,8 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_MAX_BUFFER_BYTES` | `maxBufferBytes` | integer | 8388608 (8 MiB) | Largest HTTP response buffered for shaping; larger ones pass through. |
 	// | `CTXFIT_MAX_CONCURRENT_SHAPING` | `maxConcurrentShaping` | integer | GOMAXPROCS (the CPUs) | Responses counted and shaped at once; beyond it a request waits up to the admission wait, then gets a retryable 503 (shaping_busy). |
 	// | `CTXFIT_MAX_SHAPING_BYTES` | `maxShapingBytes` | integer | 268435456 (256 MiB) | Bytes of the responses being counted and shaped at once, across requests; beyond it as above. |
-	// | `CTXFIT_ADMISSION_WAIT` | `admissionWait` | Go duration | 2s | How long a request waits for room under the two bounds above before its 503. |
+	// | `CTXFIT_MAX_SHAPING_PER_SUBJECT` | `maxShapingPerSubject` | integer | half of CTXFIT_MAX_CONCURRENT_SHAPING, at least 1 | Responses of one subject (session, credential) counted and shaped at once, so one client cannot take every slot; beyond it as above. |
+	// | `CTXFIT_ADMISSION_WAIT` | `admissionWait` | Go duration | 2s | How long a request waits for room under the bounds above before its 503. |
 	// | `CTXFIT_STORE_MAX_BYTES` | `storeMaxBytes` | integer | 67108864 (64 MiB) | Memory bound of the in-memory snapshot store. |
 	// | `CTXFIT_STORE_MAX_ITEMS` | `storeMaxItems` | integer | 10000 | Item bound of the in-memory snapshot store. |
 	// | `CTXFIT_STORE_TIMEOUT` | `storeTimeout` | Go duration | 500ms | Deadline of each call to the Redis snapshot store; past it the call fails as unavailable instead of waiting. |

@@ -25,7 +25,7 @@ var example = ctxfit.Config{
 	Secret:          "example-secret-0123456789abcdefghijklmnopqrstuvwxyz",
 	PreviousSecrets: []string{"example-previous-secret-0123456789abcdefghijklmnop"},
 	Mode:            "store", ShapeTimeout: ctxfit.Duration(2 * time.Second),
-	MaxBufferBytes: 8 << 20, MaxConcurrentShaping: 4, MaxShapingBytes: 256 << 20,
+	MaxBufferBytes: 8 << 20, MaxConcurrentShaping: 4, MaxShapingBytes: 256 << 20, MaxShapingPerSubject: 2,
 	AdmissionWait: ctxfit.Duration(2 * time.Second), StoreMaxBytes: 64 << 20, StoreMaxItems: 10000, EstimateSample: 0.01,
 	StoreTimeout:        ctxfit.Duration(500 * time.Millisecond),
 	ImagePixelsPerToken: 750, ImageMaxEdge: 1568, ImageMaxTokens: 1600, AudioTokensPerSecond: 32,

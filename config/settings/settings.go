@@ -108,10 +108,19 @@ type Config struct {
 	// shaped at once, across requests. Zero means 256 MiB.
 	// CTXFIT_MAX_SHAPING_BYTES.
 	MaxShapingBytes int64 `json:"maxShapingBytes,omitempty" yaml:"maxShapingBytes,omitempty" validate:"gte=0"`
+	// MaxShapingPerSubject bounds the responses of one subject (a session,
+	// a credential: Request.Subject) counted and shaped at once, so that
+	// one client's heavy requests leave room under MaxConcurrentShaping for
+	// the others: a request beyond it waits for one of its subject's own,
+	// up to AdmissionWait, then gets the same retryable 503 (shaping_busy).
+	// Requests without a subject are bound by MaxConcurrentShaping only.
+	// Zero means half of MaxConcurrentShaping, at least 1.
+	// CTXFIT_MAX_SHAPING_PER_SUBJECT.
+	MaxShapingPerSubject int `json:"maxShapingPerSubject,omitempty" yaml:"maxShapingPerSubject,omitempty" validate:"gte=0"`
 	// AdmissionWait is how long a request waits for room under
-	// MaxConcurrentShaping and MaxShapingBytes; past it the request gets a
-	// retryable 503 (shaping_busy, Retry-After), never a queue without
-	// bound. A request that finds room is admitted at once, however short
+	// MaxConcurrentShaping, MaxShapingBytes and MaxShapingPerSubject; past
+	// it the request gets a retryable 503 (shaping_busy, Retry-After),
+	// never a queue without bound. A request that finds room is admitted at once, however short
 	// the wait. Zero means 2 s. CTXFIT_ADMISSION_WAIT.
 	AdmissionWait Duration `json:"admissionWait,omitempty" yaml:"admissionWait,omitempty" validate:"gte=0"`
 	// StoreMaxBytes and StoreMaxItems bound the in-memory snapshot store.

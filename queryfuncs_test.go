@@ -1,0 +1,176 @@
+package ctxfit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/itchyny/gojq"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// compileJQ compiles expr with ctxfit's regular expression functions
+// (own) or gojq's.
+func compileJQ(t testing.TB, expr string, own bool) *gojq.Code {
+	t.Helper()
+	q, err := gojq.Parse(expr)
+	require.NoError(t, err)
+	var opts []gojq.CompilerOption
+	if own {
+		opts = withBoundedFunctions(context.Background(), q, expr)
+	}
+	code, err := gojq.Compile(q, opts...)
+	require.NoError(t, err)
+	return code
+}
+
+// gojqResults runs expr over input with ctxfit's regular expression
+// functions (own) or gojq's: every output, or the error it ends with, as
+// JSON.
+func gojqResults(t *testing.T, input any, expr string, own bool) string {
+	t.Helper()
+	return results(t, compileJQ(t, expr, own), input)
+}
+
+// results runs code over input: every output, or the error it ends with,
+// as JSON.
+func results(t *testing.T, code *gojq.Code, input any) string {
+	t.Helper()
+	var out []string
+	iter := code.Run(input)
+	for {
+		v, ok := iter.Next()
+		if !ok {
+			break
+		}
+		if err, ok := v.(error); ok {
+			out = append(out, "error: "+err.Error())
+			break
+		}
+		b, err := gojq.Marshal(v)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestTheRegularExpressionFunctionsAnswerAsGojqDoes(t *testing.T) {
+	inputs := []any{"", "a", "aaa", "abc abc", "xAx-ax_a", "été à l'ouest, ça va", "a\nb\nab\n", "日本語のテキスト、日本", "ab",
+		strings.Repeat("ab ", 20), 12, nil, []any{"a"}}
+	patterns := []string{"", "a", "a*", "x*", "b*", `\b`, `\B`, "^", "$", "(?m)^", "(?m)$", "(?<first>a)(b)?", "a|", "|a", "(a)|b",
+		".", "é|ç", "本", `\w+`, `(?<w>\w)(?<rest>\w*)`, "a*?", "(a*)*", `(?i)A`, "[", "b$"}
+	flags := []string{"null", `"g"`, `"gim"`, `"x"`, `1`}
+	exprs := []string{
+		`[match(%[1]s; %[2]s)]`,
+		`[match([%[1]s, %[2]s])]`,
+		`[match(%[1]s)]`,
+		`[capture(%[1]s; %[2]s)]`,
+		`[scan(%[1]s; %[2]s)]`,
+		`[scan(%[1]s)]`,
+		`[splits(%[1]s; %[2]s)]`,
+		`[splits(%[1]s)]`,
+		`split(%[1]s; %[2]s)`,
+		`[sub(%[1]s; "<\(.)>"; %[2]s)]`,
+		`[sub(%[1]s; "x", "yy")]`,
+		`[gsub(%[1]s; "[\(.first // "")]")]`,
+		`[gsub(%[1]s; "1", "22", empty; %[2]s)]`,
+		`[gsub(%[1]s; empty)]`,
+		`[gsub(%[1]s; null)]`,
+		`[gsub(%[1]s; 1)]`,
+		`[gsub(%[1]s; "-"; %[2]s)]`,
+		`[test(%[1]s; %[2]s)]`,
+		`try [gsub(%[1]s; "z")] catch .`,
+	}
+	n := 0
+	for _, expr := range exprs {
+		for _, p := range patterns {
+			pj, _ := json.Marshal(p)
+			for _, f := range flags {
+				e := fmt.Sprintf(expr, pj, f)
+				theirs, ours := compileJQ(t, e, false), compileJQ(t, e, true)
+				for _, in := range inputs {
+					want, got := results(t, theirs, in), results(t, ours, in)
+					if !assert.Equal(t, want, got, "%s over %#v", e, in) {
+						return
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", n)
+}
+
+func TestIndicesContainsAndInsideAnswerAsGojqDoes(t *testing.T) {
+	values := []string{`null`, `""`, `"a"`, `"aa"`, `"abab"`, `"ababa"`, `"été été"`, `"日本日本"`, `[]`, `[1]`, `[1,1]`, `[1,2,1,2,1]`,
+		`[1,[1,2],{"a":1}]`, `[[1,2]]`, `{}`, `{"a":1}`, `{"a":[1,2],"b":"xy"}`, `{"a":[1,2,3],"b":"xyz","c":null}`, `1`, `1.0`,
+		`true`, `false`, `[1.0, 2]`, `["a","ab",null,true]`, `[{"a":[1,{"b":2}]}]`, `[{"a":[1,{"b":2,"c":3}]}, 1]`}
+	exprs := []string{`indices(%s)`, `index(%s)`, `rindex(%s)`, `contains(%s)`, `inside(%s)`, `[.[]?] | contains([%s])`, `try contains(%s) catch "caught: \(.)"`}
+	n := 0
+	for _, expr := range exprs {
+		for _, arg := range values {
+			e := fmt.Sprintf(expr, arg)
+			theirs, ours := compileJQ(t, e, false), compileJQ(t, e, true)
+			for _, in := range values {
+				var input any
+				require.NoError(t, json.Unmarshal([]byte(in), &input))
+				want, got := results(t, theirs, input), results(t, ours, input)
+				if !assert.Equal(t, want, got, "%s over %s", e, in) {
+					return
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d cases", n)
+}
+
+func TestAQueryDefinesItsOwnFunctionsOverTheRegularExpressionOnes(t *testing.T) {
+	got := gojqResults(t, "abc", `def match($re): "mine"; match("b")`, true)
+	assert.Equal(t, `"mine"`, got)
+}
+
+func TestARegularExpressionFunctionStopsBetweenMatchesWhenItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
+	for name, f := range map[string]func(any, []any) any{"match": x.match, "splits": x.splits} {
+		t.Run(name+" answers the context's error", func(t *testing.T) {
+			v := f(strings.Repeat("x", 1000), []any{"x", "g"})
+			err, ok := v.(error)
+			require.True(t, ok, "an error, not %T", v)
+			assert.True(t, errors.Is(err, context.Canceled))
+		})
+	}
+}
+
+// BenchmarkQueryFunctions runs ctxfit's own functions over the JSON text
+// of n items: the time per item stays flat as n grows (gojq's own grow
+// with n).
+func BenchmarkQueryFunctions(b *testing.B) {
+	for _, expr := range []string{`tojson | [match("x"; "g")] | length`, `tojson | [splits("x")] | length`, `tojson | gsub("x"; "y") | length`,
+		`tojson | indices("x x") | length`, `tojson | explode | indices([120, 32, 120]) | length`} {
+		for _, n := range []int{300, 1200, 4800} {
+			items := make([]any, n)
+			for i := range items {
+				items[i] = map[string]any{"id": i, "name": "xavier", "note": "étéx xx"}
+			}
+			code := compileJQ(b, expr, true)
+			b.Run(fmt.Sprintf("%s/items=%d", expr, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					iter := code.Run(items)
+					v, _ := iter.Next()
+					if _, ok := v.(error); ok {
+						b.Fatal(v)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/item")
+			})
+		}
+	}
+}
