@@ -157,8 +157,10 @@ type Options struct {
 	// request carries the token, the upstream's requests (sampling,
 	// elicitation, roots) to the session with the latest request in
 	// flight, and other notifications to every session. When the upstream
-	// goes away, its sessions end. False means a session per upstream
-	// session.
+	// goes away, its sessions end. Each session's messages wait in its
+	// own queue, so a client that does not read slows only itself; one
+	// that falls 1024 messages behind is disconnected. False means a
+	// session per upstream session.
 	SharedUpstream bool
 	// LogArguments adds each tool call's arguments to its log record,
 	// with the values of the members named in Redact (at any depth)
