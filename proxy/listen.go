@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
 // Handler returns the streamable HTTP endpoint of the Proxy: each session
@@ -25,7 +27,7 @@ import (
 // travel on the session's GET stream; those sent before the client opens
 // it are kept until it does.
 func (p *Proxy) Handler() http.Handler {
-	return &handler{p: p, sessions: map[string]*mcp.StreamableServerTransport{}}
+	return boundErrors(&handler{p: p, sessions: map[string]*mcp.StreamableServerTransport{}})
 }
 
 type handler struct {
@@ -94,7 +96,7 @@ func (h *handler) start(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		writeRPCError(w, jsonrpc.ID{}, jsonrpc.CodeParseError, "ctxfit proxy: "+err.Error())
+		writeRPCError(w, jsonrpc.ID{}, jsonrpc.CodeParseError, "ctxfit proxy: "+redact.Bound(err.Error(), maxEcho))
 		return
 	}
 	if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "initialize" {
@@ -199,9 +201,9 @@ func (p *Proxy) describe() string {
 	case p.up.Command != nil:
 		return "stdio: " + p.up.Command.Path
 	case p.up.URL != "" && p.up.SSE:
-		return "sse: " + p.up.URL
+		return "sse: " + redact.URL(p.up.URL)
 	case p.up.URL != "":
-		return "streamable-http: " + p.up.URL
+		return "streamable-http: " + redact.URL(p.up.URL)
 	}
 	return "custom"
 }
