@@ -86,7 +86,7 @@ func TestAClientThatDoesNotReadItsEventStreamSlowsOnlyItselfOnASharedUpstream(t 
 	b := httpClient(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
 		logged.Add(1)
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, b.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
 	// 2 MB of log messages go to every session: far more than the
@@ -100,6 +100,18 @@ func TestAClientThatDoesNotReadItsEventStreamSlowsOnlyItselfOnASharedUpstream(t 
 	assert.Equal(t, "echo: still here", text(t, res))
 	require.Eventually(t, func() bool { return logged.Load() == count }, 30*time.Second, 10*time.Millisecond,
 		"the reading client gets every message")
+
+	// More messages than the stalled client's queue holds: it is
+	// disconnected, and the reading client goes on.
+	res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "chatter", Arguments: map[string]any{"count": 1100, "size": 16}})
+	require.NoError(t, err)
+	assert.Equal(t, "chattered", text(t, res))
+	require.Eventually(t, func() bool {
+		return strings.Contains(f.logs.String(), "a client that does not read its messages was disconnected")
+	}, 30*time.Second, 10*time.Millisecond)
+	res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
+	require.NoError(t, err)
+	assert.Equal(t, "echo: still here", text(t, res))
 }
 
 // smallBuffers accepts connections with small send buffers.
