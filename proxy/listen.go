@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctxfit/ctxfit/internal/errorbody"
 	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
@@ -27,7 +28,9 @@ import (
 // travel on the session's GET stream; those sent before the client opens
 // it are kept until it does.
 func (p *Proxy) Handler() http.Handler {
-	return boundErrors(&handler{p: p, sessions: map[string]*mcp.StreamableServerTransport{}})
+	// The SDK's transport repeats what it could not read in its errors:
+	// 1 KiB of that is enough.
+	return errorbody.Bound(&handler{p: p, sessions: map[string]*mcp.StreamableServerTransport{}}, 1<<10)
 }
 
 type handler struct {
