@@ -416,9 +416,8 @@ func project(ctx context.Context, data []byte, fields string) ([]byte, error) {
 }
 
 // continuation serves a request that carries a cursor.
-func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Request, fetch Fetch) (Result, error) {
+func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Request, fetch Fetch) (_ Result, err error) {
 	var p cursor.Payload
-	var err error
 	if req.resumed {
 		p, err = e.codec.OpenFor(req.Cursor, req.Subject)
 	} else {
@@ -427,6 +426,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
 	}
+	defer func() { err = g.expiredIfGone(p, err) }()
 	r, err := refOf(p)
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
@@ -567,6 +567,22 @@ func (g *Guard) load(ctx context.Context, e *engine, r ref, fetch Fetch) ([]byte
 	return data, nil
 }
 
+// expiredIfGone returns err, or [cursor.ErrExpired] when err is that the
+// data behind p is gone and p is past its expiry: the codec accepts a
+// cursor up to its clock skew after expiry, but its snapshot was kept for
+// the cursor's lifetime only, and an expired cursor is cursor_expired,
+// not cursor_stale.
+func (g *Guard) expiredIfGone(p cursor.Payload, err error) error {
+	if !errors.Is(err, ErrSnapshotGone) {
+		return err
+	}
+	now := g.now()
+	if !now.After(p.Expires) {
+		return err
+	}
+	return fmt.Errorf("ctxfit: %w (it expired %v ago)", cursor.ErrExpired, now.Sub(p.Expires).Truncate(time.Second))
+}
+
 // Resume reads a cursor on its own, as an MCP continuation tool receives
 // it, and returns the [Request] it continues: Endpoint (the tool name) as
 // sealed in the cursor, Subject, and Cursor; in replay mode also Filters,
@@ -605,7 +621,7 @@ func (g *Guard) ResumeContext(ctx context.Context, token, subject string) (Reque
 				return Request{}, g.storeError(err)
 			}
 			if !ok {
-				return Request{}, ErrSnapshotGone
+				return Request{}, g.expiredIfGone(p, ErrSnapshotGone)
 			}
 			req.Filters = args
 		}

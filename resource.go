@@ -39,6 +39,7 @@ func (g *Guard) ReadResource(ctx context.Context, token, subject string, fetch F
 	}
 	data, err := g.load(ctx, e, r, fetch)
 	if err != nil {
+		err = g.expiredIfGone(p, err)
 		var fe fetchError
 		if ok := asFetchError(err, &fe); ok {
 			return nil, "", fe.err

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"reflect"
 	"strconv"
@@ -32,6 +33,11 @@ type Check struct {
 	// malformed variable's, and each rule the merged settings break. Empty
 	// means the settings are valid.
 	Errors []error
+	// Warnings lists what is valid but unsafe: each secret written in the
+	// file (secret, previousSecrets, a password in redisURL), which belongs
+	// in the environment, not in a file that is copied, backed up and
+	// committed. They do not make the settings invalid. Empty means none.
+	Warnings []string
 
 	env     map[string]string // field name → the variable that set it
 	badFile bool              // the file could not be read or decoded
@@ -72,6 +78,7 @@ func Inspect(path string, getenv func(string) string) Check {
 			ch.Errors = append(ch.Errors, splitFileError(path, err)...)
 		} else {
 			ch.Config = c
+			ch.Warnings = fileSecrets(path, c)
 		}
 	}
 	// Each variable on its own, so that one malformed variable does not hide
@@ -114,6 +121,26 @@ func splitFileError(path string, err error) []error {
 	var out []error
 	for _, e := range joined.Unwrap() {
 		out = append(out, fmt.Errorf("config: %s: %w", path, e))
+	}
+	return out
+}
+
+// fileSecrets returns a warning for each secret the file at path holds.
+func fileSecrets(path string, c settings.Config) []string {
+	var out []string
+	warn := func(key, env string) {
+		out = append(out, fmt.Sprintf("%s writes %s in the file: remove it and set %s in the environment (a secret in a file ends up in copies, backups and commits)", path, key, env))
+	}
+	if c.Secret != "" {
+		warn("the secret", "CTXFIT_SECRET")
+	}
+	if len(c.PreviousSecrets) > 0 {
+		warn("previousSecrets", "CTXFIT_PREVIOUS_SECRETS")
+	}
+	if u, err := url.Parse(c.RedisURL); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			warn("a password in redisURL", EnvRedisURL)
+		}
 	}
 	return out
 }

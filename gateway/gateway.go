@@ -22,6 +22,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
@@ -425,7 +426,8 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 	}
 	if e := validateArgs(t.schema, raw); e != nil {
 		t.g.validated(ctx, ss, t.op.Tool.Name, e.Data.Parameter, false)
-		t.g.logger.Info("gateway: invalid arguments", "tool", t.op.Tool.Name, "parameter", e.Data.Parameter)
+		// The parameter is the client's (an unknown argument's name): cut.
+		t.g.logger.Info("gateway: invalid arguments", "tool", t.op.Tool.Name, "parameter", redact.Bound(e.Data.Parameter, 256))
 		return e.result(!t.op.output), nil
 	}
 	var args map[string]any

@@ -27,6 +27,9 @@ import (
 // (verbatim: cursors are then bound to the query's raw bytes), where no
 // link is given rather than one whose cursor would not match. Without a
 // Host (HTTP/1.0) the link is a relative reference: the path and query.
+// A link longer than maxLink (its query repeats a long filter, say) is not
+// given either: no header field repeats the request without bound, and the
+// next cursor is in the body.
 func nextLink(r *http.Request, base func(*http.Request) string, cursorParam, partParam, next string, verbatim bool) string {
 	target := r.RequestURI
 	if target == "" { // a request that did not come from a server
@@ -73,8 +76,18 @@ func nextLink(r *http.Request, base func(*http.Request) string, cursorParam, par
 		return ""
 	}
 	b.WriteString(`>; rel="next"`)
+	if b.Len() > maxLink {
+		return ""
+	}
 	return b.String()
 }
+
+// maxLink bounds the Link header field of a response: 8 KiB, what common
+// servers and proxies accept for a whole request line.
+const maxLink = 8 << 10
+
+// maxRequestID bounds the request ID telemetry records.
+const maxRequestID = 128
 
 // linkQuery returns the query raw with the cursor parameter set to next
 // and the part parameter dropped, as [nextLink] describes.

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
+	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -43,7 +44,9 @@ type Options struct {
 	// else "METHOD /path".
 	Endpoint func(*http.Request) string
 	// RequestID returns the ID that correlates a request's telemetry. Nil
-	// means the X-Request-Id request header ("" when absent).
+	// means the X-Request-Id request header ("" when absent). An ID longer
+	// than 128 bytes is cut to 128 (telemetry never repeats a header
+	// without bound).
 	RequestID func(*http.Request) string
 	// Logger receives the internal errors the middleware answers with a
 	// 500 problem, or fails open on (see [Middleware]). Their messages may
@@ -404,6 +407,7 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 	} else {
 		req.RequestID = get(r.Header, "X-Request-Id")
 	}
+	req.RequestID = redact.Bound(req.RequestID, maxRequestID)
 	inner := r
 	if q.stripped != r.URL.RawQuery {
 		inner = new(http.Request)

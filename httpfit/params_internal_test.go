@@ -3,6 +3,7 @@ package httpfit
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -81,7 +82,11 @@ func FuzzParseQuery(f *testing.F) {
 			var asSent string
 			require.NoError(t, json.Unmarshal(q.filters, &asSent))
 			if utf8.ValidString(q.stripped) {
-				assert.Equal(t, q.stripped, asSent, "the filters are the handler's query as sent")
+				// Empty segments are no parameter: the handler gets them,
+				// the filters do not bind them.
+				segs := strings.Split(q.stripped, "&")
+				segs = slices.DeleteFunc(segs, func(s string) bool { return s == "" })
+				assert.Equal(t, strings.Join(segs, "&"), asSent, "the filters are the handler's query as sent, less its empty segments")
 			}
 			_, err := url.ParseQuery(q.stripped)
 			assert.Error(t, err, "only a query with a parameter that is not URL-encoded correctly")

@@ -113,8 +113,14 @@
 // status (success, failure or timeout; a tool's own isError is a success
 // of the call), reason (the fault, when there is one: see the Status
 // constants), tokens_before, tokens_after, the strategy when it was
-// shaped and, with [Options.LogArguments], the arguments with the values
-// of [Options.Redact] and [DefaultRedact] names hidden. With a JSON
+// shaped and, with [Options.LogArguments], the arguments with secrets
+// hidden: the value of every member whose name contains, in any case,
+// token, secret, key, pass, pwd, auth, credential, cookie, session or
+// signature, or is one of [Options.Redact], at any depth; passwords and
+// secret parameters inside URLs and connection strings; cursors logged as
+// a short digest ("sha256:" and 12 hex digits). What the record repeats of
+// the client's input (strings, the request ID, errors) is cut to 256
+// bytes. With a JSON
 // handler on standard error (as `ctxfit proxy` sets up) that is one JSON
 // line per call; standard output stays the protocol's.
 package proxy

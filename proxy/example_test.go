@@ -65,6 +65,6 @@ func ExampleProxy_Serve() {
 	_, more := res.Meta[mcpcore.MetaNextCursor]
 	fmt.Println(res.Meta[mcpcore.MetaStrategy], "with a next cursor:", more)
 	// Output:
-	// [add_tool big count crash ctxfit_details ctxfit_next ctxfit_query ctxfit_search echo env garbage hang pid progress roots sample]
+	// [add_tool big chatter count crash ctxfit_details ctxfit_next ctxfit_query ctxfit_search echo env garbage hang pid progress roots sample]
 	// pagination with a next cursor: true
 }

@@ -38,6 +38,11 @@ func bigItems() string {
 
 type emptyInput struct{}
 
+type chatterInput struct {
+	Count int `json:"count"`
+	Size  int `json:"size"`
+}
+
 type echoInput struct {
 	Text string `json:"text"`
 }
@@ -137,6 +142,16 @@ func fakeServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoInput) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "chatter", Description: "Log count messages of size bytes each, then answer."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in chatterInput) (*mcp.CallToolResult, any, error) {
+			data := strings.Repeat("x", in.Size)
+			for range in.Count {
+				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: data}); err != nil {
+					return nil, nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "chattered"}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The process id."},
 		func(context.Context, *mcp.CallToolRequest, emptyInput) (*mcp.CallToolResult, any, error) {

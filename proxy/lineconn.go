@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
 // lineConn is an mcp.Connection over newline-delimited JSON (stdio) that
@@ -73,7 +75,7 @@ func (c *lineConn) readLoop() {
 		if len(line) > 0 {
 			msg, derr := jsonrpc.DecodeMessage(line)
 			if derr != nil {
-				c.onBad(idOf(line), fmt.Errorf("proxy: a message that is not JSON-RPC: %w", derr))
+				c.onBad(idOf(line), fmt.Errorf("proxy: a message that is not JSON-RPC: %s", redact.Bound(derr.Error(), maxEcho)))
 			} else {
 				select {
 				case c.incoming <- msg:

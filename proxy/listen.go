@@ -14,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctxfit/ctxfit/internal/errorbody"
 	"github.com/ctxfit/ctxfit/internal/principal"
+	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
 // Handler returns the streamable HTTP endpoint of the Proxy: each session
@@ -36,7 +38,9 @@ import (
 // in front of it, or refuse requests without a known token (ctxfit proxy
 // --auth-tokens-env).
 func (p *Proxy) Handler() http.Handler {
-	return &handler{p: p, sessions: map[string]httpSession{}}
+	// The SDK's transport repeats what it could not read in its errors:
+	// 1 KiB of that is enough.
+	return errorbody.Bound(&handler{p: p, sessions: map[string]httpSession{}}, 1<<10)
 }
 
 type handler struct {
@@ -116,7 +120,7 @@ func (h *handler) start(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		writeRPCError(w, jsonrpc.ID{}, jsonrpc.CodeParseError, "ctxfit proxy: "+err.Error())
+		writeRPCError(w, jsonrpc.ID{}, jsonrpc.CodeParseError, "ctxfit proxy: "+redact.Bound(err.Error(), maxEcho))
 		return
 	}
 	if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "initialize" {

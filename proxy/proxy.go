@@ -157,21 +157,31 @@ type Options struct {
 	// request carries the token, the upstream's requests (sampling,
 	// elicitation, roots) to the session with the latest request in
 	// flight, and other notifications to every session. When the upstream
-	// goes away, its sessions end. False means a session per upstream
-	// session.
+	// goes away, its sessions end. Each session's messages wait in its
+	// own queue, so a client that does not read slows only itself; one
+	// that falls 1024 messages behind is disconnected. False means a
+	// session per upstream session.
 	SharedUpstream bool
 	// LogArguments adds each tool call's arguments to its log record,
-	// with the values of the members named in Redact (at any depth)
-	// replaced by "[redacted]". False means arguments are not logged.
+	// with the values of secret members (at any depth: a name that
+	// contains token, secret, key, pass, pwd, auth, credential, cookie,
+	// session or signature in any case, or one in Redact) replaced by
+	// "[redacted]", the secrets inside URLs and connection strings too,
+	// cursors as a short digest and every string cut to 256 bytes. False
+	// means arguments are not logged.
 	LogArguments bool
-	// Redact are the argument names whose values are never logged. Nil
-	// means none beyond [DefaultRedact].
+	// Redact are argument names, beyond those that look secret, whose
+	// values are never logged (compared case-insensitively). Nil means
+	// none.
 	Redact []string
 	// Stderr receives a stdio upstream's standard error. Nil means
 	// os.Stderr.
 	Stderr io.Writer
 	// Logger receives one record per tool call (Info) and the upstreams'
-	// state changes. Nil means slog.Default().
+	// state changes, with the secrets inside their strings and errors
+	// (URLs' passwords and secret parameters, connection strings' passwords,
+	// bearer tokens) redacted and each string cut to 4 KiB. Nil means
+	// slog.Default().
 	Logger *slog.Logger
 	// CredentialCookies are the names of the cookies that, beside the
 	// Authorization header and the TLS client certificate, make up the
@@ -187,7 +197,9 @@ type Options struct {
 	Rand func() float64
 }
 
-// DefaultRedact are argument names whose values are never logged.
+// DefaultRedact are argument names whose values are never logged. Every
+// name that contains token, secret, key, pass, pwd, auth, credential,
+// cookie, session or signature is redacted too (see [Options.LogArguments]).
 var DefaultRedact = []string{"password", "token", "secret", "apiKey", "api_key", "authorization"}
 
 func (o Options) resolved() Options {
@@ -288,7 +300,8 @@ func New(g *ctxfit.Guard, up Upstream, opts *Options) (*Proxy, error) {
 		o = *opts
 	}
 	o = o.resolved()
-	p := &Proxy{o: o, up: up, guard: g, logger: o.Logger, sessions: map[*session]bool{}}
+	logger := slog.New(redactHandler{Handler: o.Logger.Handler(), extra: o.Redact})
+	p := &Proxy{o: o, up: up, guard: g, logger: logger, sessions: map[*session]bool{}}
 	p.shared = &sharedUpstream{p: p}
 	core, err := mcpcore.NewClient[*session]("proxy", g, o.Names.Next, o.Names.Details, func(ctx context.Context) string {
 		s, _ := ctx.Value(sessionKey{}).(*session)

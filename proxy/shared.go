@@ -17,7 +17,15 @@ type sharedUpstream struct {
 	up         *upConn
 	initResult json.RawMessage // the upstream's answer to the first initialize
 	ready      chan struct{}   // closed when that answer came (or failed)
+
+	qmu    sync.Mutex
+	queues map[*session]chan jsonrpc.Message // each session's messages, delivered by its own goroutine
 }
+
+// sharedQueue bounds the messages of the shared upstream waiting for one
+// client: a client that falls this far behind (it does not read its event
+// stream, say) loses its session rather than hold up everyone else's.
+const sharedQueue = 1024
 
 // joinShared initializes the session on the shared upstream: the first
 // session's initialize goes up; later ones get the answer it got.
@@ -133,14 +141,14 @@ func (h *sharedUpstream) dispatch(msg jsonrpc.Message) {
 			_, ok := s.pend[key]
 			s.mu.Unlock()
 			if ok {
-				s.fromUpstream(m)
+				h.send(s, m)
 				return
 			}
 		}
 	case *jsonrpc.Request:
 		if m.IsCall() {
 			if s := latest(all); s != nil {
-				s.toClient(m)
+				h.send(s, m)
 			}
 			return
 		}
@@ -150,12 +158,57 @@ func (h *sharedUpstream) dispatch(msg jsonrpc.Message) {
 			}
 			_ = json.Unmarshal(m.Params, &p)
 			if s := withToken(all, p.Token); s != nil {
-				s.toClient(m)
+				h.send(s, m)
 			}
 			return
 		}
 		for _, s := range all {
-			s.toClient(m)
+			h.send(s, m)
+		}
+	}
+}
+
+// send queues msg for s. The shared upstream's reader never writes to a
+// client itself: a client that does not read would block it, and with it
+// every other session's answers. A session whose queue is full ends.
+func (h *sharedUpstream) send(s *session, msg jsonrpc.Message) {
+	if s.ctx.Err() != nil {
+		return
+	}
+	h.qmu.Lock()
+	q := h.queues[s]
+	if q == nil {
+		if h.queues == nil {
+			h.queues = map[*session]chan jsonrpc.Message{}
+		}
+		q = make(chan jsonrpc.Message, sharedQueue)
+		h.queues[s] = q
+		go h.deliver(s, q)
+	}
+	h.qmu.Unlock()
+	select {
+	case q <- msg:
+	default:
+		h.p.logger.Warn("proxy: a client that does not read its messages was disconnected", "session", s.subject, "queued", sharedQueue)
+		s.end()
+	}
+}
+
+// deliver hands s the messages of q, in order, until s ends.
+func (h *sharedUpstream) deliver(s *session, q chan jsonrpc.Message) {
+	defer func() {
+		h.qmu.Lock()
+		if h.queues[s] == q {
+			delete(h.queues, s)
+		}
+		h.qmu.Unlock()
+	}()
+	for {
+		select {
+		case msg := <-q:
+			s.fromUpstream(msg)
+		case <-s.ctx.Done():
+			return
 		}
 	}
 }

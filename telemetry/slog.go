@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
 // Log messages of the [SlogSink].
@@ -18,6 +20,11 @@ const (
 	// ([Record.Oversize]) instead of MessageResponse.
 	MessageOversize = "ctxfit: oversized response"
 )
+
+// maxAttr bounds a string attribute of the [SlogSink]'s lines: a longer
+// one (a request ID or a path a client chose) is cut to 256 bytes and
+// followed by a note of its length.
+const maxAttr = 256
 
 // SlogSink writes one log line per response to a *slog.Logger.
 //
@@ -34,7 +41,8 @@ const (
 // (only when not zero), duration_ms (milliseconds, with a fractional part);
 // then, only when set, hard_cap, fallback, error_type, compare,
 // estimate_error, cache_hit and the group meta holding OptimizationMetadata
-// (its keys in snake_case too). No attribute is written empty. The line's
+// (its keys in snake_case too). No attribute is written empty, and no
+// string attribute longer than 256 bytes (cut, with a note of its length). The line's
 // time is the record's Timestamp (now, when that is zero).
 //
 // A SlogSink is a [GatewaySink] too: [SlogSink.RecordGateway] logs one line
@@ -64,7 +72,7 @@ func (s *SlogSink) Record(ctx context.Context, r Record) error {
 	}
 	str := func(key, v string) {
 		if v != "" {
-			rec.AddAttrs(slog.String(key, v))
+			rec.AddAttrs(slog.String(key, redact.Bound(v, maxAttr)))
 		}
 	}
 	str("request_id", r.RequestID)

@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"log/slog"
+
+	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
 // MessageGateway is the message of the [SlogSink]'s lines for gateway
@@ -26,7 +28,7 @@ func (s *SlogSink) RecordGateway(ctx context.Context, r GatewayRecord) error {
 	}
 	str := func(key, v string) {
 		if v != "" {
-			rec.AddAttrs(slog.String(key, v))
+			rec.AddAttrs(slog.String(key, redact.Bound(v, maxAttr)))
 		}
 	}
 	str("event", string(r.Event))

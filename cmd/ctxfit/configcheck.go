@@ -20,8 +20,9 @@ Validates the settings file FILE (default: $CTXFIT_CONFIG; none: the
 defaults) together with the CTXFIT_* environment variables, as the proxy
 and the examples load them, and prints the effective settings with where
 each came from; secrets (CTXFIT_SECRET, previous secrets, the password in
-CTXFIT_REDIS_URL) are redacted. Exits 1, listing every error, when the
-settings are invalid.
+CTXFIT_REDIS_URL) are redacted. Warns on standard error about a secret
+written in the file (it belongs in the environment). Exits 1, listing
+every error, when the settings are invalid.
 `
 
 // runConfig is `ctxfit config SUBCOMMAND`.
@@ -41,7 +42,11 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 1 {
 		return usageError{fmt.Errorf("takes at most one file, got %d arguments", fs.NArg())}
 	}
-	return checkConfig(config.Inspect(fs.Arg(0), os.Getenv), stdout)
+	ch := config.Inspect(fs.Arg(0), os.Getenv)
+	for _, w := range ch.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	return checkConfig(ch, stdout)
 }
 
 // checkConfig prints the effective settings of ch and returns an error that

@@ -12,11 +12,13 @@ import (
 func TestConfigCheckPrintsTheEffectiveSettings(t *testing.T) {
 	t.Setenv("CTXFIT_THRESHOLD", "3000")
 	t.Setenv("CTXFIT_REDIS_URL", "redis://:hunter2@localhost:6379/0")
+	t.Setenv("CTXFIT_SECRET", "example-secret-0123456789abcdefghijklmnopqrstuvwxyz")
 	code, out, errOut := runCLI(t, "", "config", "check", filepath.Join("..", "..", "config", "testdata", "example.yaml"))
 	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut, "the shipped example writes no secret, so there is nothing to warn about")
 	assert.Regexp(t, `(?m)^threshold: 3000 +# CTXFIT_THRESHOLD$`, out)
 	assert.Regexp(t, `(?m)^hardCap: 12000 +# file$`, out)
-	assert.Regexp(t, `(?m)^secret: '\[redacted\]' +# file$`, out)
+	assert.Regexp(t, `(?m)^secret: '\[redacted\]' +# CTXFIT_SECRET$`, out)
 	assert.Regexp(t, `(?m)^redisURL: redis://:xxxxx@localhost:6379/0 +# CTXFIT_REDIS_URL$`, out)
 	assert.Contains(t, out, "  - match: GET /api/v1/bookings\n")
 	assert.Contains(t, out, "# The settings are valid.\n")
@@ -98,4 +100,33 @@ func TestConfigCheckShowsTheTrueDefaultOfMaxResultSizeChars(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "config", "check")
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `(?m)^maxResultSizeChars: 160000 +# default: 8 x the hard cap$`, out)
+}
+
+func TestConfigCheckWarnsAboutASecretWrittenInTheFile(t *testing.T) {
+	for _, tt := range []struct {
+		name, file, warns string
+	}{
+		{"the secret", "secret: a-secret-of-at-least-32-bytes-0123456789\n", "set CTXFIT_SECRET"},
+		{"previous secrets", "previousSecrets: [a-previous-secret-of-32-bytes-0123456789]\n", "set CTXFIT_PREVIOUS_SECRETS"},
+		{"a password in the Redis URL", "redisURL: redis://:hunter2@localhost:6379/0\n", "set CTXFIT_REDIS_URL"},
+	} {
+		t.Run(tt.name+" is valid but warned about", func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "ctxfit.yaml")
+			require.NoError(t, os.WriteFile(file, []byte(tt.file), 0o600))
+			code, out, errOut := runCLI(t, "", "config", "check", file)
+			assert.Equal(t, 0, code, errOut)
+			assert.Contains(t, out, "# The settings are valid.")
+			assert.Contains(t, errOut, "warning: "+file)
+			assert.Contains(t, errOut, tt.warns)
+			assert.NotContains(t, out+errOut, "hunter2")
+			assert.NotContains(t, out+errOut, "0123456789")
+		})
+	}
+	t.Run("a Redis URL without a password is not", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "ctxfit.yaml")
+		require.NoError(t, os.WriteFile(file, []byte("redisURL: redis://localhost:6379/0\n"), 0o600))
+		code, _, errOut := runCLI(t, "", "config", "check", file)
+		assert.Equal(t, 0, code)
+		assert.Empty(t, errOut)
+	})
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
+	"github.com/ctxfit/ctxfit/internal/errorbody"
 	"github.com/ctxfit/ctxfit/internal/principal"
 	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
@@ -316,7 +317,8 @@ func prometheusSink() (*otelsink.Sink, http.Handler, func(), error) {
 // when metrics is not nil, the Prometheus metrics at /metrics.
 func serveGatewayHTTP(ctx context.Context, addr string, endpoint http.Handler, gw *gateway.Gateway, metrics http.Handler, logger *slog.Logger, listening func(string)) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", endpoint)
+	// The SDK's errors repeat what it could not read: 1 KiB of that.
+	mux.Handle("/mcp", errorbody.Bound(endpoint, 1<<10))
 	if metrics != nil {
 		mux.Handle("GET /metrics", metrics)
 	}

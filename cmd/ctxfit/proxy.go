@@ -154,7 +154,7 @@ func registerProxyFlags(fs *flag.FlagSet) *proxyFlags {
 	fs.DurationVar(&f.opts.IdleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "end a --listen session (and its upstream) idle this long; 0 never")
 	fs.DurationVar(&f.opts.PingInterval, "ping-interval", proxy.DefaultPingInterval, "how often each upstream session is pinged; 0 never")
 	f.auth.register(fs)
-	fs.BoolVar(&f.opts.LogArguments, "log-arguments", false, "log each tool call's arguments (values of --redact names and of password, token, secret, apiKey, api_key, authorization hidden)")
+	fs.BoolVar(&f.opts.LogArguments, "log-arguments", false, "log each tool call's arguments (values of --redact names and of names containing token, secret, key, pass, auth, credential, cookie, session or signature hidden; cursors as a digest)")
 	fs.Func("redact", "comma-separated argument names never logged by --log-arguments", func(v string) error {
 		for _, n := range strings.Split(v, ",") {
 			if n = strings.TrimSpace(n); n != "" {
