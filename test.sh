@@ -85,6 +85,14 @@ out=$(go test "$all" -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; ex
 section "benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
 (cd benchmarks && export GOWORK=off && go vet ./... && go test -count=1 ./...)   # its own module, outside the workspace
 
+section "go doc leaves the checkout as it was (go.work.sum holds every sum the workspace's module graph needs)"
+go doc github.com/ctxfit/ctxfit >/dev/null
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && ! git diff --quiet -- go.work.sum; then
+  git diff -- go.work.sum
+  echo "go.work.sum changed: commit the lines above (go doc, go list -m all and gopls read the whole module graph)"
+  exit 1
+fi
+
 section "load test (short)"
 scripts/load.sh --short
 
