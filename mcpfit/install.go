@@ -1,6 +1,8 @@
 package mcpfit
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -306,19 +308,30 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 			return nil, err
 		}
 	}
-	if ctr.IsError || ctr.InputRequests != nil {
+	if ctr.InputRequests != nil {
 		return ctr, nil
 	}
-	shaped, err := a.shaper.ShapeResult(ctx, call, wire)
+	// Shaped (a tool's own error is not), then through the egress gate:
+	// a result shaping failed on is sent as it came when it is within the
+	// hard cap, else cut losslessly; never over the cap.
+	var shaped json.RawMessage
+	var serr error
+	if !ctr.IsError {
+		var sh mcpcore.Shaped
+		if sh, serr = a.shaper.ShapeResult(ctx, call, wire); serr == nil {
+			shaped = sh.Result
+		}
+	}
+	gated, err := a.shaper.Gate(ctx, call, wire, shaped)
 	if err != nil {
 		// Passing the result on whole would break the budget: say what
 		// went wrong and what to do, as the HTTP adapter's 503 does.
-		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
+		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(cmp.Or(serr, err)))), nil
 	}
-	if !shaped.Shaped {
+	if bytes.Equal(gated, wire) {
 		return ctr, nil
 	}
-	got, err := fromWire(shaped.Result)
+	got, err := fromWire(gated)
 	if err != nil {
 		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
 	}

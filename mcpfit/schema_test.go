@@ -64,7 +64,7 @@ func TestToolsListRewritesTheOutputSchemaSoShapedResultsValidate(t *testing.T) {
 		t.Run(tool, func(t *testing.T) {
 			schema := outputSchemaOf(t, cs, tool)
 			assert.Equal(t, "object", schema.Schema().Type, "MCP requires type object at the root")
-			require.Len(t, schema.Schema().AnyOf, 4)
+			require.Len(t, schema.Schema().AnyOf, 5)
 
 			shaped := mcptest.Call(t, cs, tool, map[string]any{"query": ""})
 			require.Equal(t, "pagination", shaped.Meta[mcpcore.MetaStrategy])
