@@ -2,6 +2,7 @@ package mcpgofit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,18 +180,30 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 				return nil, err
 			}
 		}
-		if res.IsError || len(res.InputRequests) > 0 || res.RequestState != "" {
+		if len(res.InputRequests) > 0 || res.RequestState != "" {
 			return res, nil
 		}
-		shaped, err := a.shaper.ShapeResult(ctx, call, wire)
+		// Shaped (a tool's own error is not), then through the egress
+		// gate: a result shaping failed on is sent as it came when it is
+		// within the hard cap, else cut losslessly; never over the cap.
+		var shapedWire json.RawMessage
+		var serr error
+		if !res.IsError {
+			var sh mcpcore.Shaped
+			if sh, serr = a.shaper.ShapeResult(ctx, call, wire); serr == nil {
+				shapedWire = sh.Result
+			}
+		}
+		gated, err := a.shaper.Gate(ctx, call, wire, shapedWire)
 		if err != nil {
 			// Passing the result on whole would break the budget: say
 			// what went wrong and what to do, as the HTTP adapter's 503 does.
-			return errorResult(mcpcore.ErrorOf(err)), nil
+			return errorResult(mcpcore.ErrorOf(cmp.Or(serr, err))), nil
 		}
-		if !shaped.Shaped {
+		if bytes.Equal(gated, wire) {
 			return res, nil
 		}
+		shaped := mcpcore.Shaped{Result: gated}
 		got, err := mcp.ParseCallToolResult(&shaped.Result)
 		if err != nil {
 			return errorResult(mcpcore.ErrorOf(err)), nil

@@ -362,6 +362,22 @@ func prefixFitting(body []byte, limit int, escaped bool) int {
 	return n
 }
 
+// countedPrefix returns the length of a prefix of body, cut at a UTF-8
+// boundary, of at most limit tokens by exact count: a few counts aim at
+// about four bytes a token, and the byte bound (a token is at least one
+// byte) is the last resort.
+func countedPrefix(c budget.Counter, body []byte, limit int) int {
+	n := prefixFitting(body, 4*limit, false)
+	for range 4 {
+		t := budget.CountUpTo(c, string(body[:n]), limit+1)
+		if t <= limit {
+			return n
+		}
+		n = prefixFitting(body, int(int64(n)*int64(limit)/int64(t))*9/10, false)
+	}
+	return prefixFitting(body, limit, false)
+}
+
 // joinedTexts returns the texts of a tool result's text blocks, joined by
 // newlines.
 func joinedTexts(tool json.RawMessage) []byte {

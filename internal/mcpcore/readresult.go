@@ -256,7 +256,7 @@ func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Re
 	// least one byte), and the range that reads on.
 	base := ResourcePrefix + token
 	line := GateGuidance(base, from+len(part), whole, hardCap)
-	n := prefixFitting(part, max(hardCap-s.exact().Count(line)-gateSlack, 1), false)
+	n := countedPrefix(s.exact(), part, max(hardCap-s.exact().Count(line)-gateSlack, 1))
 	line = rangeGuidance(base, from, from+n, whole, hardCap)
 	content["text"] = string(part[:n])
 	return marshal(map[string]any{
