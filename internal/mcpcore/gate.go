@@ -48,15 +48,16 @@ const gateSlack = 16
 //
 //   - an operator's opt-out: a tool (or resources/read, prompts/get) whose
 //     [ctxfit.Endpoint] is Disabled;
-//   - media a model does not read as text: image and audio blocks and
-//     blobs (the shaper counts images and audio by [MediaRule] and holds
-//     back what is too large behind a link);
+//   - media a model does not read as text: image and audio blocks, blobs
+//     and HTTP bodies of other media types (the shaper counts images and
+//     audio by [MediaRule] and holds back what is too large behind a link);
 //   - host-facing content, which a host renders rather than a model reads
 //     ([HostFacing]): MCP Apps resources (a ui:// uri, or the mimeType
 //     text/html;profile=mcp-app) pass unchanged, in a resources/read result
 //     or embedded in a tool result;
-//   - a response its handler streams (httpfit: a handler that flushes
-//     before it ends), until streams are shaped.
+//   - a response its handler streams (httpfit: one it flushes before it
+//     ends, an event stream, a compressed body, one over MaxBufferBytes),
+//     until streams are shaped.
 //
 // Gate returns the message to send for a message toward a model: a tool
 // result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or
