@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -242,5 +243,31 @@ func TestEveryStructuredContentCtxfitSendsValidatesAgainstTheRewrittenSchema(t *
 			require.NoError(t, err)
 			assert.NoError(t, sch.Validate(v))
 		})
+	}
+}
+
+func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
+	code, err := os.ReadFile("gate.go")
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	doc := string(code)
+	doc = doc[strings.Index(doc, "These are the only messages") : strings.Index(doc, "func (s *Shaper) Gate(")]
+	var leads []string
+	for _, line := range strings.Split(doc, "\n") {
+		if lead, ok := strings.CutPrefix(line, "//   - "); ok {
+			lead, _, _ = strings.Cut(lead, ":")
+			leads = append(leads, lead)
+		}
+	}
+	require.Equal(t, []string{"an operator's opt-out", "media a model does not read as text", "host-facing content, which a host renders rather than a model reads",
+		"a response its handler streams (httpfit"}, leads)
+	promise := string(readme)
+	promise = promise[strings.Index(promise, "- **nothing over budget**") : strings.Index(promise, "- **nothing lost, byte for byte**")]
+	promise = strings.Join(strings.Fields(promise), " ")
+	_, exceptions, ok := strings.Cut(promise, "The only exceptions")
+	require.True(t, ok)
+	for _, lead := range leads {
+		assert.Contains(t, exceptions, lead, "the README's promise paragraph lists %q", lead)
 	}
 }
