@@ -157,6 +157,9 @@ func (cg *Guard) callOwn(ctx context.Context, session *mcp.ClientSession, name s
 	if err != nil {
 		return nil, err
 	}
+	if wire, err = cg.core.Shaper.Gate(ctx, mcpcore.Call{Tool: name, Subject: cg.core.Subject(ctx)}, wire, nil); err != nil {
+		wire = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
+	}
 	return toResult(wire), nil
 }
 

@@ -401,28 +401,37 @@ func (a *adapter) rerun(parent *mcp.CallToolRequest, subject string) mcpcore.Rer
 	}
 }
 
+// own passes a result of one of ctxfit's tools through the egress gate.
+func (a *adapter) own(ctx context.Context, tool, subject string, wire json.RawMessage) *mcp.CallToolResult {
+	out, err := a.shaper.Gate(ctx, mcpcore.Call{Tool: tool, Subject: subject}, wire, nil)
+	if err != nil {
+		out = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
+	}
+	return toResult(out)
+}
+
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Next(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Next(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Details(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Details(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // search is the search tool.
 func (a *adapter) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Search(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Search(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // query is the query tool.
 func (a *adapter) query(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Query(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Query(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // readResource serves resources/read of ctxfit://r/... .

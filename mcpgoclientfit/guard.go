@@ -260,6 +260,11 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 	if method == mcp.MethodToolsCall {
 		if cg.core.Names.Own(c.Name) {
 			wire, _ := cg.core.Own(ctx, "mcpgoclientfit", c.Name, c.Arguments, cg.rerun(w))
+			if gated, err := cg.core.Shaper.Gate(ctx, mcpcore.Call{Tool: c.Name, Subject: subject}, wire, nil); err == nil {
+				wire = gated
+			} else {
+				wire = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
+			}
 			return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Result: wire}, nil
 		}
 		if !cg.core.Names.Guards(cg.g.Config(), c.Name) {

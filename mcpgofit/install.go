@@ -290,28 +290,37 @@ func argumentsOf(req mcp.CallToolRequest) (json.RawMessage, error) {
 func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the cursor
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Next(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Next(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the tool
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Details(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Details(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // search is the search tool.
 func (a *adapter) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req)
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Search(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Search(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // query is the query tool.
 func (a *adapter) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req)
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Query(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Query(ctx, subject, raw, a.rerun(subject))), nil
+}
+
+// own passes a result of one of ctxfit's tools through the egress gate.
+func (a *adapter) own(ctx context.Context, tool, subject string, wire json.RawMessage) *mcp.CallToolResult {
+	out, err := a.shaper.Gate(ctx, mcpcore.Call{Tool: tool, Subject: subject}, wire, nil)
+	if err != nil {
+		return errorResult(mcpcore.ErrorOf(err))
+	}
+	return toResult(out)
 }
 
 // readResource serves resources/read of ctxfit://r/... .

@@ -252,7 +252,7 @@ func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	doc := string(code)
-	doc = doc[strings.Index(doc, "These are the only messages") : strings.Index(doc, "func (s *Shaper) Gate(")]
+	doc = doc[strings.Index(doc, "These are the only messages"):strings.Index(doc, "func (s *Shaper) Gate(")]
 	var leads []string
 	for _, line := range strings.Split(doc, "\n") {
 		if lead, ok := strings.CutPrefix(line, "//   - "); ok {
@@ -263,7 +263,7 @@ func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
 	require.Equal(t, []string{"an operator's opt-out", "media a model does not read as text", "host-facing content, which a host renders rather than a model reads",
 		"a response its handler streams (httpfit"}, leads)
 	promise := string(readme)
-	promise = promise[strings.Index(promise, "- **nothing over budget**") : strings.Index(promise, "- **nothing lost, byte for byte**")]
+	promise = promise[strings.Index(promise, "- **nothing over budget**"):strings.Index(promise, "- **nothing lost, byte for byte**")]
 	promise = strings.Join(strings.Fields(promise), " ")
 	_, exceptions, ok := strings.Cut(promise, "The only exceptions")
 	require.True(t, ok)
