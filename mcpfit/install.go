@@ -80,9 +80,13 @@ const (
 // a link ctxfit issued returns the held-back bytes, to the session it was
 // issued to.
 //
-// Errors and input requests pass through. Nothing goes out over the hard
-// cap: when shaping fails (the store is unavailable, say) the call answers
-// a tool error that says to retry. Call Install once per server, before it
+// Input requests pass through; errors (isError) pass through within the
+// hard cap. Nothing goes out over the hard cap: every result passes the
+// egress gate last, which cuts what is still over it to its first bytes
+// and a ctxfit:// link to the rest; when shaping fails (the store is
+// unavailable, say) a result within the cap is sent as it came, and only
+// when even the gate cannot keep the original does the call answer a tool
+// error that says to retry. Call Install once per server, before it
 // serves; s and g must outlive the server's sessions. It returns an error
 // for a nil server or guard, or tool names that collide.
 func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {

@@ -66,7 +66,9 @@ type Options struct {
 //     and passes its result through [ctxfit.Guard.Handle]: a result under
 //     the threshold is returned untouched, one over it is replaced by a
 //     shaped result. Tools whose [ctxfit.Endpoint] (Match = tool name) is
-//     Disabled pass through, as do errors and input requests;
+//     Disabled pass through, as do input requests, and errors within the
+//     hard cap (every result passes the egress gate last, which cuts what
+//     is still over the cap to its first bytes and a ctxfit:// link);
 //   - re-registers the tools of s that have an output schema with the
 //     schema rewritten to accept shaped results too, and adds a tool filter
 //     ([server.WithToolFilter]) that shows the rewrite in tools/list;
