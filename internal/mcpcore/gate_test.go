@@ -271,3 +271,30 @@ func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
 		assert.Contains(t, exceptions, lead, "the README's promise paragraph lists %q", lead)
 	}
 }
+
+func TestACompletionOverTheCapKeepsTheValuesThatFitAndSaysThereAreMore(t *testing.T) {
+	s := newShaper(t, ctxfit.Config{Threshold: 500, HardCap: 1000})
+	values := make([]string, 100)
+	for i := range values {
+		values[i] = fmt.Sprintf("value %d: %s", i, strings.Repeat("word ", 40))
+	}
+	raw := mustJSON(t, map[string]any{"completion": map[string]any{"values": values, "total": 100}})
+	out, err := s.Gate(context.Background(), mcpcore.Call{Tool: mcpcore.CompleteTool, Subject: "s"}, raw, nil)
+	require.NoError(t, err)
+	var r struct {
+		Completion struct {
+			Values  []string `json:"values"`
+			Total   int      `json:"total"`
+			HasMore bool     `json:"hasMore"`
+		} `json:"completion"`
+	}
+	require.NoError(t, json.Unmarshal(out, &r))
+	require.NotEmpty(t, r.Completion.Values)
+	assert.Less(t, len(r.Completion.Values), 100)
+	assert.Equal(t, values[:len(r.Completion.Values)], r.Completion.Values, "the first values, as they were")
+	assert.True(t, r.Completion.HasMore)
+	assert.Equal(t, 100, r.Completion.Total)
+	c, err := budget.Exact("")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, c.Count(strings.Join(r.Completion.Values, "\n")), 1000)
+}
