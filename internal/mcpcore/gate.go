@@ -103,7 +103,7 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 		contents := contentsOf(raw)
 		n := 0
 		for _, ct := range contents {
-			n += readableTokens(c, ct, b.HardCap+1-n)
+			n += gateReadableTokens(c, ct, b.HardCap+1-n)
 		}
 		if n <= b.HardCap {
 			return raw, nil
@@ -118,7 +118,7 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 		_ = json.Unmarshal(w.get("messages"), &msgs)
 		n := 0
 		for _, m := range msgs {
-			n += blockTokens(c, m.Content, b.HardCap+1-n)
+			n += gateBlockTokens(c, m.Content, b.HardCap+1-n)
 		}
 		if n <= b.HardCap {
 			return raw, nil
@@ -133,7 +133,7 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 	_ = json.Unmarshal(w.get("content"), &content)
 	n := 0
 	for _, bl := range content {
-		n += blockTokens(c, bl, b.HardCap+1-n)
+		n += gateBlockTokens(c, bl, b.HardCap+1-n)
 	}
 	if st := w.get("structuredContent"); len(st) > 0 && string(st) != "null" {
 		n = max(n, budget.CountUpTo(c, string(st), b.HardCap+1))
@@ -154,10 +154,10 @@ func (s *Shaper) optedOut(tool string) bool {
 	return false
 }
 
-// blockTokens counts what a model reads of a content block, up to limit:
+// gateBlockTokens counts what a model reads of a content block, up to limit:
 // a text's text, an embedded text resource's text, a link's JSON; nothing
 // of media, blobs and host-facing resources.
-func blockTokens(c budget.Counter, raw json.RawMessage, limit int) int {
+func gateBlockTokens(c budget.Counter, raw json.RawMessage, limit int) int {
 	if limit <= 0 {
 		return 0
 	}
@@ -175,14 +175,14 @@ func blockTokens(c budget.Counter, raw json.RawMessage, limit int) int {
 	case "image", "audio":
 		return 0
 	case "resource":
-		return readableTokens(c, bl.Resource, limit)
+		return gateReadableTokens(c, bl.Resource, limit)
 	}
 	return budget.CountUpTo(c, string(raw), limit)
 }
 
-// readableTokens counts what a model reads of a resource's contents, up
+// gateReadableTokens counts what a model reads of a resource's contents, up
 // to limit: its text, unless it is host-facing; nothing of a blob.
-func readableTokens(c budget.Counter, raw json.RawMessage, limit int) int {
+func gateReadableTokens(c budget.Counter, raw json.RawMessage, limit int) int {
 	if limit <= 0 {
 		return 0
 	}
@@ -205,7 +205,7 @@ func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, tool json.RawM
 	body, ct, err := BlockBody(tool, 0)
 	if err != nil || len(body) == 0 {
 		// An isError result, or no text at all: its text blocks joined.
-		body, ct = joinedTexts(tool), ""
+		body, ct = gateJoinedTexts(tool), ""
 	}
 	mimeType := "text/plain"
 	if ct != "" {
@@ -237,14 +237,14 @@ func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, tool json.RawM
 	// A token is at least one byte: n bytes of text hold at most n tokens,
 	// so nothing here is counted but the few lines around the cut.
 	avail := hardCap - c.Count(line(len(body))) - c.Count(string(link(len(body)))) - gateSlack
-	n := prefixFitting(body, max(avail, 1), structured)
+	n := gatePrefix(body, max(avail, 1), structured)
 	var out json.RawMessage
 	for {
 		out = s.gateMessage(call, w, body, n, line(n), link(n), structured, hardCap)
 		if n == 0 || gateTokens(c, call.Tool, out, hardCap) <= hardCap {
 			break
 		}
-		n = prefixFitting(body, n/2, structured)
+		n = gatePrefix(body, n/2, structured)
 	}
 	return out, nil
 }
@@ -266,19 +266,19 @@ func gateTokens(c budget.Counter, tool string, raw json.RawMessage, limit int) i
 	switch tool {
 	case ReadResourceTool:
 		for _, ct := range contentsOf(raw) {
-			n += readableTokens(c, ct, limit+1-n)
+			n += gateReadableTokens(c, ct, limit+1-n)
 		}
 	case GetPromptTool:
 		var msgs []promptMessage
 		_ = json.Unmarshal(w.get("messages"), &msgs)
 		for _, m := range msgs {
-			n += blockTokens(c, m.Content, limit+1-n)
+			n += gateBlockTokens(c, m.Content, limit+1-n)
 		}
 	default:
 		var content []json.RawMessage
 		_ = json.Unmarshal(w.get("content"), &content)
 		for _, bl := range content {
-			n += blockTokens(c, bl, limit+1-n)
+			n += gateBlockTokens(c, bl, limit+1-n)
 		}
 	}
 	return n
@@ -339,10 +339,10 @@ func (s *Shaper) gateMessage(call Call, w *wire, body []byte, n int, line string
 	return out.marshal()
 }
 
-// prefixFitting returns the length of the longest prefix of body, cut at
+// gatePrefix returns the length of the longest prefix of body, cut at
 // a UTF-8 boundary, of at most limit bytes (as JSON string content when
 // escaped).
-func prefixFitting(body []byte, limit int, escaped bool) int {
+func gatePrefix(body []byte, limit int, escaped bool) int {
 	if !escaped {
 		n := min(limit, len(body))
 		for n > 0 && n < len(body) && !utf8.RuneStart(body[n]) {
@@ -363,25 +363,25 @@ func prefixFitting(body []byte, limit int, escaped bool) int {
 	return n
 }
 
-// countedPrefix returns the length of a prefix of body, cut at a UTF-8
+// gateCountedPrefix returns the length of a prefix of body, cut at a UTF-8
 // boundary, of at most limit tokens by exact count: a few counts aim at
 // about four bytes a token, and the byte bound (a token is at least one
 // byte) is the last resort.
-func countedPrefix(c budget.Counter, body []byte, limit int) int {
-	n := prefixFitting(body, 4*limit, false)
+func gateCountedPrefix(c budget.Counter, body []byte, limit int) int {
+	n := gatePrefix(body, 4*limit, false)
 	for range 4 {
 		t := budget.CountUpTo(c, string(body[:n]), limit+1)
 		if t <= limit {
 			return n
 		}
-		n = prefixFitting(body, int(int64(n)*int64(limit)/int64(t))*9/10, false)
+		n = gatePrefix(body, int(int64(n)*int64(limit)/int64(t))*9/10, false)
 	}
-	return prefixFitting(body, limit, false)
+	return gatePrefix(body, limit, false)
 }
 
-// joinedTexts returns the texts of a tool result's text blocks, joined by
+// gateJoinedTexts returns the texts of a tool result's text blocks, joined by
 // newlines.
-func joinedTexts(tool json.RawMessage) []byte {
+func gateJoinedTexts(tool json.RawMessage) []byte {
 	w, err := parseWire(tool)
 	if err != nil {
 		return nil

@@ -248,7 +248,7 @@ func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Re
 		return marshal(map[string]any{"contents": []any{content}})
 	}
 	hardCap := s.readCap(ctx, token, subject)
-	if hardCap <= 0 || len(part) <= hardCap || budget.CountUpTo(s.exact(), view(part), hardCap+1) <= hardCap {
+	if hardCap <= 0 || len(part) <= hardCap || budget.CountUpTo(s.exact(), string(part), hardCap+1) <= hardCap {
 		content["text"] = string(part)
 		return marshal(map[string]any{"contents": []any{content}})
 	}
@@ -256,7 +256,7 @@ func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Re
 	// least one byte), and the range that reads on.
 	base := ResourcePrefix + token
 	line := GateGuidance(base, from+len(part), whole, hardCap)
-	n := countedPrefix(s.exact(), part, max(hardCap-s.exact().Count(line)-gateSlack, 1))
+	n := gateCountedPrefix(s.exact(), part, max(hardCap-s.exact().Count(line)-gateSlack, 1))
 	line = rangeGuidance(base, from, from+n, whole, hardCap)
 	content["text"] = string(part[:n])
 	return marshal(map[string]any{
@@ -288,6 +288,3 @@ func (s *Shaper) readCap(ctx context.Context, token, subject string) int {
 	}
 	return s.Guard.Config().HardCap
 }
-
-// view is b as a string, for counting.
-func view(b []byte) string { return string(b) }
