@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -202,46 +201,6 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 			assert.Equal(t, tc.name == "an isError result", w.IsError)
 			rest := readAll(t, s, link, hardCap)
 			assert.Equal(t, tc.want, first+rest, "the first bytes and the rest are the original, byte for byte")
-		})
-	}
-}
-
-func TestEveryStructuredContentCtxfitSendsValidatesAgainstTheRewrittenSchema(t *testing.T) {
-	schema, err := mcpcore.OutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}},"required":["items"],"additionalProperties":false}`))
-	require.NoError(t, err)
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schema)))
-	require.NoError(t, err)
-	comp := jsonschema.NewCompiler()
-	require.NoError(t, comp.AddResource("schema.json", doc))
-	sch, err := comp.Compile("schema.json")
-	require.NoError(t, err)
-
-	s := newShaper(t, ctxfit.Config{Threshold: 500, HardCap: 1000})
-	cut, err := s.Gate(context.Background(), mcpcore.Call{Tool: "t", Subject: "s"}, mustJSON(t, map[string]any{
-		"content": []any{map[string]any{"type": "text", "text": "x"}}, "structuredContent": map[string]any{"items": strings.Split(longText(2000), "\n")}}), nil)
-	require.NoError(t, err)
-	toon, err := s.Gate(context.Background(), mcpcore.Call{Tool: "t", Subject: "s"},
-		json.RawMessage(`{"content":[],"structuredContent":{"items":[]}}`),
-		json.RawMessage(`{"content":[{"type":"text","text":"items[2]: 1,2"}]}`))
-	require.NoError(t, err)
-	for name, raw := range map[string]json.RawMessage{
-		"the tool's own":             json.RawMessage(`{"structuredContent":{"items":[1]}}`),
-		"a page":                     json.RawMessage(`{"structuredContent":{"items":[1],"nextCursor":"c","meta":{}}}`),
-		"a summary":                  json.RawMessage(`{"structuredContent":{"summary":{},"meta":{}}}`),
-		"a chunk":                    json.RawMessage(`{"structuredContent":{"content":"x","chunkIndex":0,"metadata":{}}}`),
-		"a rendering by a format":    json.RawMessage(`{"structuredContent":{"text":"x","meta":{"format":"f","originalTokens":3}}}`),
-		"a TOON page kept as text":   toon,
-		"the gate's cut of a result": cut,
-	} {
-		t.Run(name+" validates", func(t *testing.T) {
-			var w struct {
-				Structured json.RawMessage `json:"structuredContent"`
-			}
-			require.NoError(t, json.Unmarshal(raw, &w))
-			require.NotEmpty(t, w.Structured, "a result of a tool with an output schema has structured content")
-			v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(w.Structured)))
-			require.NoError(t, err)
-			assert.NoError(t, sch.Validate(v))
 		})
 	}
 }
