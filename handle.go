@@ -42,9 +42,11 @@ type Fetch func(ctx context.Context) (Response, error)
 // No shaped response exceeds the hard cap by exact count. Bad input (a
 // malformed, tampered, expired or foreign cursor, a bad limit, part, line
 // range or field) is an error that [ProblemOf] maps to a 400; a snapshot
-// store that cannot be reached, or shaping past Config.ShapeTimeout, to a
-// 503. A panic while shaping falls back to a byte-bounded cut, recorded as
-// a fallback. Handle never returns the original response over the hard
+// store that cannot be reached, or answering a query, search, fields or
+// lines request past Config.ShapeTimeout, to a 503. A panic while shaping,
+// or any other shaping past Config.ShapeTimeout, falls back to a
+// byte-bounded cut (a token is at least one byte: nothing is counted),
+// recorded as a fallback. Handle never returns the original response over the hard
 // cap.
 func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Result, err error) {
 	start := g.now()
@@ -267,7 +269,7 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 // limit of shaping.
 func (g *Guard) shaper(ctx context.Context, e *engine, rl *rules, req *Request, data []byte) *shaper {
 	sctx, cancel := context.WithTimeout(ctx, time.Duration(e.cfg.ShapeTimeout))
-	return &shaper{ctx: sctx, cancel: cancel, g: g, e: e, rl: rl, req: req, data: data}
+	return &shaper{ctx: sctx, parent: ctx, cancel: cancel, g: g, e: e, rl: rl, req: req, data: data}
 }
 
 // guard runs a strategy, turning a panic into the byte-bounded cut: a
@@ -304,9 +306,34 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 	}()
 	res, err = run()
 	if errors.Is(err, errTimeout) || errors.Is(err, context.DeadlineExceeded) && s.ctx.Err() != nil {
+		if cut, ok := s.timedOut(); ok {
+			return cut, nil
+		}
 		err = ErrShapeTimeout
 	}
 	return res, err
+}
+
+// timedOut answers a response whose shaping ran past Config.ShapeTimeout
+// with the byte-bounded cut from its start: a still lossless answer that
+// counts nothing (a token is at least one byte), recorded as a fallback,
+// instead of an error that loses a readable answer. It does not when the
+// request itself is gone, when it asked for something explicit (a query,
+// a search, fields, lines: a cut of the whole is not their answer), or in
+// a windowed continuation (which decides itself).
+func (s *shaper) timedOut() (Result, bool) {
+	if s.parent == nil || s.parent.Err() != nil || s.src != nil || s.req.explicit() {
+		return Result{}, false
+	}
+	s.ctx = s.parent // the cut keeps its snapshot under the request's own context
+	s.fallback = true
+	res, err := s.serveCut(ref{kind: contCut, end: int64(len(s.data))})
+	if err != nil {
+		return Result{}, false
+	}
+	res.Record.Outcome = telemetry.OutcomeFallback
+	res.Record.Fallback = "shaping_timeout"
+	return res, true
 }
 
 // sample records the estimator's error on a sample of responses when the

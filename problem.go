@@ -28,8 +28,9 @@ var (
 	// ErrPart: a part that names no held-back value, or a part without a
 	// cursor.
 	ErrPart = errors.New("ctxfit: invalid part")
-	// ErrShapeTimeout: shaping the response took longer than
-	// Config.ShapeTimeout. Nothing was sent; retrying may succeed.
+	// ErrShapeTimeout: answering a query, search, fields or lines request
+	// took longer than Config.ShapeTimeout (other responses fall back to a
+	// byte cut instead). Nothing was sent; retrying may succeed.
 	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
 	// ErrBusy: the guard is shaping as many responses, or as many bytes,
 	// as Config.MaxConcurrentShaping and Config.MaxShapingBytes allow (or

@@ -172,6 +172,37 @@ func TestEveryShapeKeepsBothPromises(t *testing.T) {
 	}
 }
 
+// TestATimeOutAnswersACutNeverAnError shapes every shape under a time
+// limit too short for any strategy: each answer is the byte-bounded cut,
+// within the hard cap, recorded as a fallback, and following it rebuilds
+// the response.
+func TestATimeOutAnswersACutNeverAnError(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	for i := range 2 * len(shapes.Shapes) {
+		size := []int{6000, 60000}[i/len(shapes.Shapes)]
+		resp := shapes.Generate(r, i, size)
+		cfg := ctxfit.Config{
+			Threshold:    500 + r.IntN(2000),
+			ShapeTimeout: 1, // a nanosecond: every strategy runs past it
+			Mode:         []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
+		}
+		cfg.HardCap = cfg.Threshold + ctxfit.MinHardCap + r.IntN(3000)
+		t.Run(fmt.Sprintf("%s of %d bytes, %s mode", resp.Name, len(resp.Body), cfg.Mode), func(t *testing.T) {
+			g, _ := newGuard(t, cfg)
+			req := ctxfit.Request{Endpoint: "GET /x", Path: "/x", Subject: "s"}
+			res, err := g.Handle(context.Background(), req, func(context.Context) (ctxfit.Response, error) {
+				return ctxfit.Response{Body: resp.Body, ContentType: resp.ContentType}, nil
+			})
+			require.NoError(t, err, "a time-out answers a cut, not an error")
+			if res.Shaped {
+				assert.Equal(t, telemetry.StrategyCut, res.Strategy)
+				assert.Equal(t, telemetry.OutcomeFallback, res.Record.Outcome)
+			}
+			checkPromises(t, g, req, ctxfit.Response{Body: resp.Body, ContentType: resp.ContentType})
+		})
+	}
+}
+
 // TestRequestParametersNeverBreakTheCap sends every shape with random
 // limits, fields and line ranges, valid and not: each answer is within the
 // hard cap or a 400 problem, and never the response over budget.

@@ -22,6 +22,9 @@ import (
 type shaper struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	// parent is the request's context, without the time limit of shaping
+	// (see shaper.timedOut).
+	parent context.Context
 	g      *Guard
 	e      *engine
 	rl     *rules

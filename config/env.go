@@ -92,7 +92,7 @@ var envVars = []EnvVar{
 		Description: "How continuations find their data: store (kept for the cursor's lifetime) or replay (the handler runs again)."},
 	{Name: "CTXFIT_SHAPE_TIMEOUT", Field: "ShapeTimeout", Key: "shapeTimeout", Form: formDuration,
 		Default:     shortDuration(settings.DefaultShapeTimeout),
-		Description: "Time allowed to count and shape one response; past it the request gets a retryable 503 (shaping_timeout), never the response over budget."},
+		Description: "Time allowed to count and shape one response; past it the response is sent as a byte cut from its start (lossless, a cursor to the rest, recorded as a fallback), never over budget; only a query, search, fields or lines request gets a retryable 503 (shaping_timeout)."},
 	{Name: "CTXFIT_MAX_BUFFER_BYTES", Field: "MaxBufferBytes", Key: "maxBufferBytes", Form: formInt,
 		Default:     strconv.Itoa(settings.DefaultMaxBufferBytes) + " (8 MiB)",
 		Description: "Largest HTTP response buffered for shaping; larger ones pass through."},

@@ -117,7 +117,7 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_PREVIOUS_SECRETS` | `previousSecrets` | comma-separated list | none | Former secrets that still verify cursors after a rotation, each at least 32 bytes. |
 	// | `CTXFIT_ENCODING` | `encoding` | string | o200k_base | Tokenizer: o200k_base or cl100k_base. |
 	// | `CTXFIT_MODE` | `mode` | string | store | How continuations find their data: store (kept for the cursor's lifetime) or replay (the handler runs again). |
-	// | `CTXFIT_SHAPE_TIMEOUT` | `shapeTimeout` | Go duration | 2s | Time allowed to count and shape one response; past it the request gets a retryable 503 (shaping_timeout), never the response over budget. |
+	// | `CTXFIT_SHAPE_TIMEOUT` | `shapeTimeout` | Go duration | 2s | Time allowed to count and shape one response; past it the response is sent as a byte cut from its start (lossless, a cursor to the rest, recorded as a fallback), never over budget; only a query, search, fields or lines request gets a retryable 503 (shaping_timeout). |
 	// | `CTXFIT_MAX_BUFFER_BYTES` | `maxBufferBytes` | integer | 8388608 (8 MiB) | Largest HTTP response buffered for shaping; larger ones pass through. |
 	// | `CTXFIT_MAX_CONCURRENT_SHAPING` | `maxConcurrentShaping` | integer | GOMAXPROCS (the CPUs) | Responses counted and shaped at once; beyond it a request waits up to the admission wait, then gets a retryable 503 (shaping_busy). |
 	// | `CTXFIT_MAX_SHAPING_BYTES` | `maxShapingBytes` | integer | 268435456 (256 MiB) | Bytes of the responses being counted and shaped at once, across requests; beyond it as above. |

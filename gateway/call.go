@@ -208,10 +208,16 @@ func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gat
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
 		if op.output && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 			res.StructuredContent = json.RawMessage(body)
+		} else if op.output {
+			res.StructuredContent = textStructured(body)
 		}
 		return res
 	case mt == "" || strings.HasPrefix(mt, "text/") || isTextual(mt) || utf8.Valid(body) && mt == "application/octet-stream":
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
+		if op.output {
+			res.StructuredContent = textStructured(body)
+		}
+		return res
 	default:
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
 			URI: resp.Request.URL.String(), MIMEType: mt, Blob: body,
@@ -445,4 +451,13 @@ func (op *Operation) unreachable(err error) *mcp.CallToolResult {
 		e.Data.Status = http.StatusGatewayTimeout
 	}
 	return e.result(!op.output)
+}
+
+// textStructured is the structured content of an answer that is not a
+// JSON object from an operation with an output schema: {"text": body},
+// which the schema mcpfit advertises accepts (a strict client rejects a
+// result without structured content when the tool has an output schema).
+func textStructured(body []byte) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"text": string(body)})
+	return b
 }

@@ -72,6 +72,8 @@ func TestTheExampleAPIBecomesGuardedTools(t *testing.T) {
 	t.Run("the log comes in chunks that rebuild it byte for byte", func(t *testing.T) {
 		results := mcptest.Follow(t, cs, "getLog", map[string]any{"name": "app"}, hardCap)
 		require.Greater(t, len(results), 1)
+		assert.NotNil(t, results[0].StructuredContent, "a text answer of an operation with an output schema has structured content: "+
+			"a strict client rejects a result without (ctxfit_next has no output schema)")
 		text, ok := bookings.Log("app")
 		require.True(t, ok)
 		assert.Equal(t, text, mcptest.JoinChunks(t, mcptest.Bodies(t, results)))

@@ -96,9 +96,10 @@
 // # What is left alone
 //
 // The middleware passes through, untouched and streaming as written: HEAD,
-// OPTIONS, CONNECT and TRACE requests; statuses other than 200-203
-// (including 204, 206, every 3xx, 4xx and 5xx); bodies with a
-// Content-Encoding; content types other than JSON and text, and
+// OPTIONS, CONNECT and TRACE requests; statuses without a body of their
+// own (1xx, 204, 205, 206 and 304; a 3xx, 4xx or 5xx body is shaped like
+// any other, keeping its status, and its continuations, served from the
+// store, are 200); bodies with a Content-Encoding; content types other than JSON and text, and
 // text/event-stream; responses that the handler flushes or hijacks; and
 // responses larger than [ctxfit.Config.MaxBufferBytes]. Put authentication
 // and authorization in front of the middleware, not behind it: in store mode

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/httpfit"
@@ -287,12 +288,12 @@ func TestResponsesToLeaveAlonePassThroughUntouched(t *testing.T) {
 		flushed bool
 	}{
 		{"a HEAD request", "HEAD", body(big, "application/json", nil), false},
-		{"a 404 from the handler", "GET", func(w http.ResponseWriter, r *http.Request) {
+		{"a 404 from the handler under the threshold", "GET", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write(big)
+			_, _ = w.Write([]byte(`{"error":"not found"}`))
 		}, false},
-		{"a 500 from the handler", "GET", func(w http.ResponseWriter, r *http.Request) {
+		{"a 500 from the handler over the buffer maximum", "GET", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = w.Write(big)
@@ -346,6 +347,41 @@ func TestResponsesToLeaveAlonePassThroughUntouched(t *testing.T) {
 			assert.True(t, bytes.Equal(bare.Body.Bytes(), got.Body.Bytes()), "the body is the handler's")
 			assert.Equal(t, tt.flushed, got.Flushed)
 			assert.Empty(t, got.Header().Get("Ctxfit-Strategy"))
+		})
+	}
+}
+
+func TestAnErrorBodyOverTheHardCapIsShapedAndKeepsItsStatus(t *testing.T) {
+	exact, err := budget.Exact("")
+	require.NoError(t, err)
+	for _, status := range []int{http.StatusNotFound, http.StatusInternalServerError, http.StatusMultipleChoices} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{Threshold: 500, HardCap: 1500}})
+			h := httpfit.Middleware(f.guard, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(status)
+				_, _ = w.Write([]byte(logText))
+			}))
+			var got strings.Builder
+			cursor := ""
+			for n := 0; ; n++ {
+				require.Less(t, n, 1000)
+				rec := do(h, "GET", target("/x", cursor))
+				if n == 0 {
+					require.Equal(t, status, rec.Code, "the handler's status stays")
+				}
+				assert.LessOrEqual(t, exact.Count(rec.Body.String()), 1500, "nothing over the hard cap, whatever the status")
+				var ch struct {
+					Content    string `json:"content"`
+					NextCursor string `json:"nextCursor"`
+				}
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &ch))
+				got.WriteString(ch.Content)
+				if cursor = ch.NextCursor; cursor == "" {
+					break
+				}
+			}
+			assert.Equal(t, logText, got.String(), "nothing lost")
 		})
 	}
 }

@@ -99,7 +99,10 @@ func (b *bufferWriter) keep(code int) bool {
 	if len(cts) > 0 {
 		b.ct = cts[0]
 	}
-	if code < 200 || code > 203 {
+	switch {
+	case code < 200, code == http.StatusNoContent, code == http.StatusResetContent,
+		code == http.StatusPartialContent, code == http.StatusNotModified:
+		// No body, or a part of one its client asked for.
 		return false
 	}
 	if ce := get(h, "Content-Encoding"); ce != "" && ce != "identity" {

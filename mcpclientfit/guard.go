@@ -1,6 +1,8 @@
 package mcpclientfit
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,6 +157,9 @@ func (cg *Guard) callOwn(ctx context.Context, session *mcp.ClientSession, name s
 	if err != nil {
 		return nil, err
 	}
+	if wire, err = cg.core.Shaper.Gate(ctx, mcpcore.Call{Tool: name, Subject: cg.core.Subject(ctx)}, wire, nil); err != nil {
+		wire = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
+	}
 	return toResult(wire), nil
 }
 
@@ -190,7 +195,7 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 		return res, err
 	}
 	ctr, ok := res.(*mcp.CallToolResult)
-	if !ok || ctr == nil || ctr.IsError || ctr.InputRequests != nil || ctr.NeedsInput() {
+	if !ok || ctr == nil || ctr.InputRequests != nil || ctr.NeedsInput() {
 		return res, nil
 	}
 	cg.core.Remember(name, session)
@@ -207,14 +212,25 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 		return res, nil
 	}
 	call := mcpcore.Call{Tool: name, Arguments: args, Subject: cg.core.Subject(ctx), Unrepeatable: cg.core.Unrepeatable(name)}
-	shaped, err := cg.core.Shaper.ShapeResult(ctx, call, wire)
-	if err != nil {
-		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
+	// Shaped (a tool's own error is not), then through the egress gate: a
+	// result shaping failed on is passed on as it came when it is within
+	// the hard cap, else cut losslessly; never over the cap.
+	var shaped json.RawMessage
+	var serr error
+	if !ctr.IsError {
+		var sh mcpcore.Shaped
+		if sh, serr = cg.core.Shaper.ShapeResult(ctx, call, wire); serr == nil {
+			shaped = sh.Result
+		}
 	}
-	if !shaped.Shaped {
+	gated, err := cg.core.Shaper.Gate(ctx, call, wire, shaped)
+	if err != nil {
+		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(cmp.Or(serr, err)))), nil
+	}
+	if bytes.Equal(gated, wire) {
 		return ctr, nil
 	}
-	got, err := fromWire(shaped.Result)
+	got, err := fromWire(gated)
 	if err != nil {
 		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
 	}
@@ -258,16 +274,20 @@ func (cg *Guard) readResource(ctx context.Context, next mcp.MethodHandler, metho
 		return res, nil
 	}
 	call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(uri), Subject: subject}
-	shaped, err := cg.core.Shaper.ShapeRead(ctx, call, wire)
+	shaped, serr := cg.core.Shaper.ShapeRead(ctx, call, wire)
+	if serr != nil {
+		shaped.Result = nil
+	}
+	gated, err := cg.core.Shaper.Gate(ctx, call, wire, shaped.Result)
 	if err != nil {
-		e := mcpcore.ErrorOf(err)
+		e := mcpcore.ErrorOf(cmp.Or(serr, err))
 		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
 	}
-	if !shaped.Shaped {
+	if bytes.Equal(gated, wire) {
 		return rr, nil
 	}
 	var out mcp.ReadResourceResult
-	if err := json.Unmarshal(shaped.Result, &out); err != nil {
+	if err := json.Unmarshal(gated, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/store"
@@ -179,16 +180,31 @@ func TestLargeResultsAreShapedWithinTheHardCapAndRebuildExactly(t *testing.T) {
 	assert.Zero(t, s.called("ctxfit_next"), "the server never sees a continuation")
 }
 
-func TestSmallResultsErrorsAndDisabledToolsPassThroughUntouched(t *testing.T) {
+func TestSmallResultsAndDisabledToolsPassThroughUntouched(t *testing.T) {
 	_, _, cs, raw := setup(t, ctxfit.Config{Threshold: 2000, HardCap: 3000,
 		Endpoints: []ctxfit.Endpoint{{Match: "read_log", Disabled: true}}})
-	for _, tool := range []string{"small", "fails", "read_log"} {
+	for _, tool := range []string{"small", "read_log"} {
 		t.Run(tool, func(t *testing.T) {
 			got := mcptest.Call(t, cs, tool, map[string]any{})
 			want := mcptest.Call(t, raw, tool, map[string]any{})
 			assert.Equal(t, want, got)
 		})
 	}
+	t.Run("an error over the hard cap is cut by the gate, still an error, and the rest is readable", func(t *testing.T) {
+		got := mcptest.Call(t, cs, "fails", map[string]any{})
+		assert.True(t, got.IsError)
+		assert.Equal(t, true, got.Meta[mcpcore.MetaGate])
+		texts := mcptest.Texts(t, got)
+		assert.LessOrEqual(t, mcptest.Count(strings.Join(texts, "\n")), 3000)
+		var link string
+		for _, c := range got.Content {
+			if l, ok := c.(*mcp.ResourceLink); ok {
+				link = l.URI
+			}
+		}
+		require.NotEmpty(t, link)
+		assert.Equal(t, shortLog, texts[0]+mcptest.ReadLink(t, cs, link, 3000), "nothing lost")
+	})
 }
 
 func TestASummaryDrillsDownThroughTheSessionThatRanTheTool(t *testing.T) {

@@ -1,6 +1,8 @@
 package mcpfit
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,9 +80,13 @@ const (
 // a link ctxfit issued returns the held-back bytes, to the session it was
 // issued to.
 //
-// Errors and input requests pass through. Nothing goes out over the hard
-// cap: when shaping fails (the store is unavailable, say) the call answers
-// a tool error that says to retry. Call Install once per server, before it
+// Input requests pass through; errors (isError) pass through within the
+// hard cap. Nothing goes out over the hard cap: every result passes the
+// egress gate last, which cuts what is still over it to its first bytes
+// and a ctxfit:// link to the rest; when shaping fails (the store is
+// unavailable, say) a result within the cap is sent as it came, and only
+// when even the gate cannot keep the original does the call answer a tool
+// error that says to retry. Call Install once per server, before it
 // serves; s and g must outlive the server's sessions. It returns an error
 // for a nil server or guard, or tool names that collide.
 func Install(s *mcp.Server, g *ctxfit.Guard, opts *Options) error {
@@ -306,19 +312,30 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 			return nil, err
 		}
 	}
-	if ctr.IsError || ctr.InputRequests != nil {
+	if ctr.InputRequests != nil {
 		return ctr, nil
 	}
-	shaped, err := a.shaper.ShapeResult(ctx, call, wire)
+	// Shaped (a tool's own error is not), then through the egress gate:
+	// a result shaping failed on is sent as it came when it is within the
+	// hard cap, else cut losslessly; never over the cap.
+	var shaped json.RawMessage
+	var serr error
+	if !ctr.IsError {
+		var sh mcpcore.Shaped
+		if sh, serr = a.shaper.ShapeResult(ctx, call, wire); serr == nil {
+			shaped = sh.Result
+		}
+	}
+	gated, err := a.shaper.Gate(ctx, call, wire, shaped)
 	if err != nil {
 		// Passing the result on whole would break the budget: say what
 		// went wrong and what to do, as the HTTP adapter's 503 does.
-		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
+		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(cmp.Or(serr, err)))), nil
 	}
-	if !shaped.Shaped {
+	if bytes.Equal(gated, wire) {
 		return ctr, nil
 	}
-	got, err := fromWire(shaped.Result)
+	got, err := fromWire(gated)
 	if err != nil {
 		return toResult(mcpcore.ErrorResult(mcpcore.ErrorOf(err))), nil
 	}
@@ -388,28 +405,37 @@ func (a *adapter) rerun(parent *mcp.CallToolRequest, subject string) mcpcore.Rer
 	}
 }
 
+// own passes a result of one of ctxfit's tools through the egress gate.
+func (a *adapter) own(ctx context.Context, tool, subject string, wire json.RawMessage) *mcp.CallToolResult {
+	out, err := a.shaper.Gate(ctx, mcpcore.Call{Tool: tool, Subject: subject}, wire, nil)
+	if err != nil {
+		out = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
+	}
+	return toResult(out)
+}
+
 // next is the continuation tool.
 func (a *adapter) next(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Next(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Next(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Details(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Details(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // search is the search tool.
 func (a *adapter) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Search(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Search(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // query is the query tool.
 func (a *adapter) query(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Query(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Query(ctx, subject, req.Params.Arguments, a.rerun(req, subject))), nil
 }
 
 // readResource serves resources/read of ctxfit://r/... .

@@ -85,9 +85,10 @@
 // correct its call, and as mcpgofit answers: JSON-RPC -32602 is left to the
 // SDK for requests that are not tool calls.
 //
-// Install fails open: results that are errors (isError) or that ask the
-// client for input (inputRequests) pass through untouched. A result that needs shaping
-// while the snapshot store is unavailable is a tool error (code
-// store_unavailable) that says to retry, as the HTTP adapter's 503 does:
-// passing it on whole would break the budget.
+// Install fails open: results that ask the client for input
+// (inputRequests) pass through untouched, and errors (isError) do within
+// the hard cap (over it, the egress gate cuts them, still errors). A result
+// that needs shaping while the snapshot store is unavailable is a tool
+// error (code store_unavailable) that says to retry, as the HTTP adapter's
+// 503 does: passing it on whole would break the budget.
 package mcpfit

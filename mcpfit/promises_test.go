@@ -69,13 +69,7 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 				return
 			}
 			if link := mcptest.Original(first); link != nil {
-				read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: link.URI})
-				require.NoError(t, err)
-				require.Len(t, read.Contents, 1)
-				got := read.Contents[0].Text
-				if read.Contents[0].Blob != nil {
-					got = string(read.Contents[0].Blob) // not UTF-8: its bytes
-				}
+				got := mcptest.ReadLink(t, cs, link.URI, cfg.HardCap) // not UTF-8: its bytes
 				if structured {
 					assert.JSONEq(t, want, got, "the link reads the original back")
 				} else {

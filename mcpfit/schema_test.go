@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestToolsListRewritesTheOutputSchemaSoShapedResultsValidate(t *testing.T) {
 		t.Run(tool, func(t *testing.T) {
 			schema := outputSchemaOf(t, cs, tool)
 			assert.Equal(t, "object", schema.Schema().Type, "MCP requires type object at the root")
-			require.Len(t, schema.Schema().AnyOf, 4)
+			require.Len(t, schema.Schema().AnyOf, 5)
 
 			shaped := mcptest.Call(t, cs, tool, map[string]any{"query": ""})
 			require.Equal(t, "pagination", shaped.Meta[mcpcore.MetaStrategy])
@@ -151,4 +152,46 @@ func TestACursorOfAnotherHTTPSessionIsRejected(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Contains(t, mcptest.Texts(t, res)[0], "cursor_mismatch")
 	assert.False(t, mcptest.Call(t, one, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
+}
+
+// TestEveryStructuredContentCtxfitSendsValidatesAgainstTheRewrittenSchema
+// holds every form of structured content a shaped result may have to the
+// output schema tools/list advertises.
+func TestEveryStructuredContentCtxfitSendsValidatesAgainstTheRewrittenSchema(t *testing.T) {
+	schema, err := mcpcore.OutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}},"required":["items"],"additionalProperties":false}`))
+	require.NoError(t, err)
+	var js jsonschema.Schema
+	require.NoError(t, json.Unmarshal(schema, &js))
+	sch, err := js.Resolve(nil)
+	require.NoError(t, err)
+
+	g := newGuard(t, ctxfit.Config{Threshold: 500, HardCap: 1000})
+	s := &mcpcore.Shaper{Guard: g}
+	cut, err := s.Gate(context.Background(), mcpcore.Call{Tool: "t", Subject: "s"}, mustJSON(t, map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": "x"}}, "structuredContent": map[string]any{"items": strings.Split(strings.Repeat("a line of text\\n", 20000), "\n")}}), nil)
+	require.NoError(t, err)
+	toon, err := s.Gate(context.Background(), mcpcore.Call{Tool: "t", Subject: "s"},
+		json.RawMessage(`{"content":[],"structuredContent":{"items":[]}}`),
+		json.RawMessage(`{"content":[{"type":"text","text":"items[2]: 1,2"}]}`))
+	require.NoError(t, err)
+	for name, raw := range map[string]json.RawMessage{
+		"the tool's own":             json.RawMessage(`{"structuredContent":{"items":[1]}}`),
+		"a page":                     json.RawMessage(`{"structuredContent":{"items":[1],"nextCursor":"c","meta":{}}}`),
+		"a summary":                  json.RawMessage(`{"structuredContent":{"summary":{},"meta":{}}}`),
+		"a chunk":                    json.RawMessage(`{"structuredContent":{"content":"x","chunkIndex":0,"metadata":{}}}`),
+		"a rendering by a format":    json.RawMessage(`{"structuredContent":{"text":"x","meta":{"format":"f","originalTokens":3}}}`),
+		"a TOON page kept as text":   toon,
+		"the gate's cut of a result": cut,
+	} {
+		t.Run(name+" validates", func(t *testing.T) {
+			var w struct {
+				Structured json.RawMessage `json:"structuredContent"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &w))
+			require.NotEmpty(t, w.Structured, "a result of a tool with an output schema has structured content")
+			var v any
+			require.NoError(t, json.Unmarshal(w.Structured, &v))
+			assert.NoError(t, sch.Validate(v))
+		})
+	}
 }

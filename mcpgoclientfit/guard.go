@@ -23,6 +23,8 @@
 package mcpgoclientfit
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -258,6 +260,11 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 	if method == mcp.MethodToolsCall {
 		if cg.core.Names.Own(c.Name) {
 			wire, _ := cg.core.Own(ctx, "mcpgoclientfit", c.Name, c.Arguments, cg.rerun(w))
+			if gated, err := cg.core.Shaper.Gate(ctx, mcpcore.Call{Tool: c.Name, Subject: subject}, wire, nil); err == nil {
+				wire = gated
+			} else {
+				wire = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
+			}
 			return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Result: wire}, nil
 		}
 		if !cg.core.Names.Guards(cg.g.Config(), c.Name) {
@@ -282,33 +289,43 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 	if err != nil || resp == nil || resp.Error != nil || needsInput(resp.Result) {
 		return resp, err
 	}
+	var call mcpcore.Call
 	var shaped mcpcore.Shaped
+	var serr error
 	if method == mcp.MethodToolsCall {
 		cg.core.Remember(c.Name, w)
 		args, err := mcpcore.CanonicalArguments(c.Arguments)
 		if err != nil {
 			return resp, nil
 		}
-		shaped, err = cg.core.Shaper.ShapeResult(ctx, mcpcore.Call{Tool: c.Name, Arguments: args, Subject: subject,
-			Unrepeatable: cg.core.Unrepeatable(c.Name)}, resp.Result)
-		if err != nil {
-			shaped = mcpcore.Shaped{Result: mcpcore.ErrorResult(mcpcore.ErrorOf(err)), Shaped: true}
-		}
+		call = mcpcore.Call{Tool: c.Name, Arguments: args, Subject: subject, Unrepeatable: cg.core.Unrepeatable(c.Name)}
+		shaped, serr = cg.core.Shaper.ShapeResult(ctx, call, resp.Result)
 	} else {
 		cg.core.Remember(mcpcore.ReadKey(c.URI), w)
-		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(c.URI), Subject: subject}
-		shaped, err = cg.core.Shaper.ShapeRead(ctx, call, resp.Result)
-		if err != nil {
-			e := mcpcore.ErrorOf(err)
+		call = mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(c.URI), Subject: subject}
+		shaped, serr = cg.core.Shaper.ShapeRead(ctx, call, resp.Result)
+	}
+	if serr != nil {
+		shaped.Result = nil
+	}
+	// Through the egress gate: a result shaping failed on is passed on as
+	// it came when it is within the hard cap, else cut losslessly; never
+	// over the cap.
+	gated, err := cg.core.Shaper.Gate(ctx, call, resp.Result, shaped.Result)
+	if err != nil {
+		e := mcpcore.ErrorOf(cmp.Or(serr, err))
+		if method == mcp.MethodToolsCall {
+			gated = mcpcore.ErrorResult(e)
+		} else {
 			return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID,
 				Error: &mcp.JSONRPCErrorDetails{Code: e.RPCCode(), Message: e.Text()}}, nil
 		}
 	}
-	if !shaped.Shaped {
+	if bytes.Equal(gated, resp.Result) {
 		return resp, nil
 	}
 	out := *resp
-	out.Result = shaped.Result
+	out.Result = gated
 	return &out, nil
 }
 

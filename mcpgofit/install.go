@@ -2,6 +2,7 @@ package mcpgofit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,9 @@ type Options struct {
 //     and passes its result through [ctxfit.Guard.Handle]: a result under
 //     the threshold is returned untouched, one over it is replaced by a
 //     shaped result. Tools whose [ctxfit.Endpoint] (Match = tool name) is
-//     Disabled pass through, as do errors and input requests;
+//     Disabled pass through, as do input requests, and errors within the
+//     hard cap (every result passes the egress gate last, which cuts what
+//     is still over the cap to its first bytes and a ctxfit:// link);
 //   - re-registers the tools of s that have an output schema with the
 //     schema rewritten to accept shaped results too, and adds a tool filter
 //     ([server.WithToolFilter]) that shows the rewrite in tools/list;
@@ -179,18 +182,30 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 				return nil, err
 			}
 		}
-		if res.IsError || len(res.InputRequests) > 0 || res.RequestState != "" {
+		if len(res.InputRequests) > 0 || res.RequestState != "" {
 			return res, nil
 		}
-		shaped, err := a.shaper.ShapeResult(ctx, call, wire)
+		// Shaped (a tool's own error is not), then through the egress
+		// gate: a result shaping failed on is sent as it came when it is
+		// within the hard cap, else cut losslessly; never over the cap.
+		var shapedWire json.RawMessage
+		var serr error
+		if !res.IsError {
+			var sh mcpcore.Shaped
+			if sh, serr = a.shaper.ShapeResult(ctx, call, wire); serr == nil {
+				shapedWire = sh.Result
+			}
+		}
+		gated, err := a.shaper.Gate(ctx, call, wire, shapedWire)
 		if err != nil {
 			// Passing the result on whole would break the budget: say
 			// what went wrong and what to do, as the HTTP adapter's 503 does.
-			return errorResult(mcpcore.ErrorOf(err)), nil
+			return errorResult(mcpcore.ErrorOf(cmp.Or(serr, err))), nil
 		}
-		if !shaped.Shaped {
+		if bytes.Equal(gated, wire) {
 			return res, nil
 		}
+		shaped := mcpcore.Shaped{Result: gated}
 		got, err := mcp.ParseCallToolResult(&shaped.Result)
 		if err != nil {
 			return errorResult(mcpcore.ErrorOf(err)), nil
@@ -277,28 +292,37 @@ func argumentsOf(req mcp.CallToolRequest) (json.RawMessage, error) {
 func (a *adapter) next(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the cursor
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Next(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Next(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // details is the drill-down tool.
 func (a *adapter) details(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req) // arguments that do not encode stay nil, which lacks the tool
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Details(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Details(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // search is the search tool.
 func (a *adapter) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req)
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Search(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Search(ctx, subject, raw, a.rerun(subject))), nil
 }
 
 // query is the query tool.
 func (a *adapter) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	raw, _ := argumentsOf(req)
 	subject := a.subjectOf(ctx, req)
-	return toResult(a.shaper.Query(ctx, subject, raw, a.rerun(subject))), nil
+	return a.own(ctx, req.Params.Name, subject, a.shaper.Query(ctx, subject, raw, a.rerun(subject))), nil
+}
+
+// own passes a result of one of ctxfit's tools through the egress gate.
+func (a *adapter) own(ctx context.Context, tool, subject string, wire json.RawMessage) *mcp.CallToolResult {
+	out, err := a.shaper.Gate(ctx, mcpcore.Call{Tool: tool, Subject: subject}, wire, nil)
+	if err != nil {
+		return errorResult(mcpcore.ErrorOf(err))
+	}
+	return toResult(out)
 }
 
 // readResource serves resources/read of ctxfit://r/... .

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -206,6 +207,9 @@ func (s *session) callTool(m *jsonrpc.Request) {
 	if s.p.o.Names.Own(params.Name) {
 		s.localRequest(m, func(ctx context.Context) {
 			res, err := s.p.core.Own(ctx, "proxy", params.Name, params.Arguments, s.rerun())
+			if err == nil {
+				res, err = s.p.core.Shaper.Gate(ctx, mcpcore.Call{Tool: params.Name, Subject: s.subject}, res, nil)
+			}
 			if err != nil {
 				res = mcpcore.ErrorResult(mcpcore.ErrorOf(err))
 			}
@@ -299,11 +303,7 @@ func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jso
 		}
 		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(pd.uri), Subject: s.bound}
 		shaped, err := s.p.core.Shaper.ShapeRead(ctx, call, raw)
-		if err != nil {
-			e := mcpcore.ErrorOf(err)
-			return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
-		}
-		return shaped.Result, nil
+		return s.gate(ctx, call, raw, shaped.Result, err)
 	case "prompts/get":
 		if !names.Guards(cfg, mcpcore.GetPromptTool) {
 			return raw, nil
@@ -320,13 +320,31 @@ func (s *session) shape(pd *pending, raw json.RawMessage) (json.RawMessage, *jso
 		// A prompt is got again to continue it: prompts change nothing.
 		call := mcpcore.Call{Tool: mcpcore.GetPromptTool, Arguments: args, Subject: s.bound}
 		shaped, err := s.p.core.Shaper.ShapePrompt(ctx, call, raw)
-		if err != nil {
-			e := mcpcore.ErrorOf(err)
-			return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+		return s.gate(ctx, call, raw, shaped.Result, err)
+	case "completion/complete":
+		if !names.Guards(cfg, mcpcore.CompleteTool) {
+			return raw, nil
 		}
-		return shaped.Result, nil
+		return s.gate(ctx, mcpcore.Call{Tool: mcpcore.CompleteTool, Subject: s.subject}, raw, nil, nil)
 	}
 	return raw, nil
+}
+
+// gate passes a result of resources/read, prompts/get or
+// completion/complete through the egress gate ([mcpcore.Shaper.Gate]):
+// shaped (nil when shapeErr is set) within the hard cap, else the
+// gate's lossless cut; an error only when the gate cannot keep the
+// original.
+func (s *session) gate(ctx context.Context, call mcpcore.Call, raw, shaped json.RawMessage, shapeErr error) (json.RawMessage, *jsonrpc.Error) {
+	if shapeErr != nil {
+		shaped = nil
+	}
+	out, err := s.p.core.Shaper.Gate(ctx, call, raw, shaped)
+	if err != nil {
+		e := mcpcore.ErrorOf(cmp.Or(shapeErr, err))
+		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+	}
+	return out, nil
 }
 
 // maxTasks bounds the tasks a session remembers the call of.
@@ -351,8 +369,11 @@ func (s *session) rememberTask(tool string, args, raw json.RawMessage) {
 	s.tasks[r.Task.TaskID] = &pending{tool: tool, args: args}
 }
 
-// shapeCall shapes a tool result; a result the guard cannot shape answers
-// a tool error that says to retry, never the result over the hard cap.
+// shapeCall shapes a tool result and passes it through the egress gate: a
+// result the guard cannot shape is sent as it came when it is within the
+// hard cap, else cut by the gate; a tool error that says to retry only
+// when the gate cannot keep the original. Never the result over the hard
+// cap.
 func (s *session) shapeCall(ctx context.Context, tool string, rawArgs, raw json.RawMessage) json.RawMessage {
 	args, err := mcpcore.CanonicalArguments(rawArgs)
 	if err != nil {
@@ -360,10 +381,16 @@ func (s *session) shapeCall(ctx context.Context, tool string, rawArgs, raw json.
 	}
 	call := mcpcore.Call{Tool: tool, Arguments: args, Subject: s.bound, Unrepeatable: s.p.core.Unrepeatable(tool)}
 	shaped, err := s.p.core.Shaper.ShapeResult(ctx, call, raw)
+	var out json.RawMessage
+	if err == nil {
+		out, err = s.p.core.Shaper.Gate(ctx, call, raw, shaped.Result)
+	} else if out, _ = s.p.core.Shaper.Gate(ctx, call, raw, nil); out != nil {
+		err = nil
+	}
 	if err != nil {
 		return mcpcore.ErrorResult(mcpcore.ErrorOf(err))
 	}
-	return shaped.Result
+	return out
 }
 
 // readOwn answers resources/read of a ctxfit://r/... link.

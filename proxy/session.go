@@ -469,7 +469,7 @@ func (s *session) answer(pd *pending, m *jsonrpc.Response) {
 		s.mu.Unlock()
 	case "tools/list":
 		out.Result = s.p.listTools(pd.params, m.Result)
-	case "tools/call", "resources/read", "prompts/get", "tasks/result":
+	case "tools/call", "resources/read", "prompts/get", "tasks/result", "completion/complete":
 		// Shaping takes time: the next messages must not wait for it.
 		go func() {
 			out.Result, out.Error = s.shape(pd, m.Result)

@@ -91,8 +91,10 @@ type Config struct {
 	// checked). CTXFIT_MODE.
 	Mode Mode `json:"mode,omitempty" yaml:"mode,omitempty" validate:"omitempty,oneof=store replay"`
 	// ShapeTimeout bounds the time spent counting and shaping one response;
-	// past it the work stops and the request gets a retryable 503
-	// (shaping_timeout), never the response over budget. Zero means 2 s.
+	// past it the work stops and the response is sent as a byte cut from
+	// its start (lossless, recorded as a fallback); a query, search, fields
+	// or lines request gets a retryable 503 (shaping_timeout). Never the
+	// response over budget. Zero means 2 s.
 	// CTXFIT_SHAPE_TIMEOUT.
 	ShapeTimeout Duration `json:"shapeTimeout,omitempty" yaml:"shapeTimeout,omitempty" validate:"gte=0"`
 	// MaxBufferBytes is the largest response the HTTP middleware buffers to

@@ -9,7 +9,7 @@
 //     upstream may list other tools);
 //   - tools/list: ctxfit's four tools are added; each upstream tool's
 //     _meta gains anthropic/maxResultSizeChars, and an outputSchema is
-//     wrapped in anyOf [original, page, summary, chunk];
+//     wrapped in anyOf [original, page, summary, chunk, text];
 //   - results over the budget are shaped (none of the calls here is).
 //
 // Then server-filesystem (its directories from each client's roots) and

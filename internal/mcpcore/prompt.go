@@ -76,7 +76,7 @@ func promptTool(raw json.RawMessage) ([]promptMessage, json.RawMessage, error) {
 // [PromptArguments]). A shaped result keeps the form of a GetPromptResult:
 // a message whose text was shaped keeps its role with the shaped body as
 // its text, and the guidance line follows as a text message of the same
-// role; the result's _meta gets the keys of [Meta]. Errors are those of
+// role, marked as ctxfit's by _meta {"dev.ctxfit/guidance": true}; the result's _meta gets the keys of [Meta]. Errors are those of
 // [Shaper.ShapeResult].
 func (s *Shaper) ShapePrompt(ctx context.Context, call Call, raw json.RawMessage) (Shaped, error) {
 	msgs, tool, err := promptTool(raw)
@@ -113,6 +113,9 @@ func (s *Shaper) ShapePrompt(ctx context.Context, call Call, raw json.RawMessage
 				}
 			}
 			delete(m, messageKey)
+		} else if string(m["type"]) == `"text"` && m["_meta"] == nil {
+			// A block of ctxfit's own: the guidance line.
+			m["_meta"] = mustMarshal(map[string]bool{MetaGuidance: true})
 		}
 		c, _ := marshal(m)
 		msg, _ := marshal(map[string]json.RawMessage{"role": mustMarshal(role), "content": c})

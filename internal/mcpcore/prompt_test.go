@@ -62,6 +62,14 @@ func TestAPromptsLongMessageIsShapedInPlaceWithItsRole(t *testing.T) {
 	assert.Equal(t, last, string(out.Messages[3].Content))
 	assert.Equal(t, []string{"user", "assistant", "assistant", "user"},
 		[]string{out.Messages[0].Role, out.Messages[1].Role, out.Messages[2].Role, out.Messages[3].Role})
+	var guide struct {
+		Type string          `json:"type"`
+		Meta map[string]bool `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(out.Messages[2].Content, &guide))
+	assert.Equal(t, "text", guide.Type)
+	assert.True(t, guide.Meta[mcpcore.MetaGuidance], "the guidance line is marked as ctxfit's")
+	assert.NotContains(t, string(out.Messages[1].Content), mcpcore.MetaGuidance, "the shaped message is not marked")
 	assert.NotContains(t, string(shaped.Result), "ctxfit:message", "the tags are gone")
 	assert.Equal(t, "chunking", out.Meta[mcpcore.MetaStrategy])
 

@@ -2,10 +2,17 @@ package mcpcore
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/telemetry"
 )
 
 // ReadResourceTool is the name under which a Shaper shapes, and a client
@@ -67,6 +74,8 @@ func ReadAsToolResult(raw json.RawMessage) (json.RawMessage, error) {
 //     shaped JSON body as its text;
 //   - the guidance line follows it as a text content of the same uri, with
 //     _meta {"dev.ctxfit/guidance": true};
+//   - host-facing content ([HostFacing]: an MCP Apps page) is not shaped:
+//     a host renders it, a model does not read it;
 //   - a blob held back is a text content whose uri is the ctxfit://r/...
 //     link that reads it whole ([Shaper.ReadResource]) and whose text says
 //     what it was, with _meta {"dev.ctxfit/heldBack": original uri}.
@@ -74,6 +83,9 @@ func ReadAsToolResult(raw json.RawMessage) (json.RawMessage, error) {
 // The result's _meta gets the keys of [Meta]. Errors are those of
 // [Shaper.ShapeResult].
 func (s *Shaper) ShapeRead(ctx context.Context, call Call, raw json.RawMessage) (Shaped, error) {
+	if readHostFacing(call, raw) {
+		return Shaped{Result: raw}, nil // a host renders it; a model does not read it
+	}
 	tool, err := ReadAsToolResult(raw)
 	if err != nil {
 		return Shaped{Result: raw}, nil // not ours to judge
@@ -131,6 +143,25 @@ func (s *Shaper) ShapeRead(ctx context.Context, call Call, raw json.RawMessage) 
 	return Shaped{Result: w.marshal(), Shaped: true, Results: shaped.Results}, nil
 }
 
+// readHostFacing reports whether a resources/read result is host-facing
+// content ([HostFacing]): its uri, or every one of its contents.
+func readHostFacing(call Call, raw json.RawMessage) bool {
+	if uri, err := ReadURI(call.Arguments); err == nil && HostFacing(uri, "") {
+		return true
+	}
+	contents := contentsOf(raw)
+	for _, c := range contents {
+		var r struct {
+			URI      string `json:"uri"`
+			MimeType string `json:"mimeType"`
+		}
+		if json.Unmarshal(c, &r) != nil || !HostFacing(r.URI, r.MimeType) {
+			return false
+		}
+	}
+	return len(contents) > 0
+}
+
 // Keys of the _meta of the contents of a shaped resources/read result.
 const (
 	// MetaGuidance marks the text content that holds the guidance line
@@ -164,4 +195,96 @@ func originalURI(contents []json.RawMessage, name string) string {
 	}
 	_ = json.Unmarshal(contents[n-1], &c)
 	return c.URI
+}
+
+// ReadResource serves resources/read of a URI a resource_link of this
+// Shaper named (ctxfit://r/<token>): the held-back bytes, whole, as a blob
+// (or as text when they are UTF-8 text), provided the token verifies and
+// was issued for subject. In replay mode it runs the tool again with rerun.
+// It returns the wire JSON of a ReadResourceResult, or an error whose
+// [ErrorOf] says what went wrong.
+func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Rerun) (json.RawMessage, error) {
+	token, ok := strings.CutPrefix(uri, ResourcePrefix)
+	if !ok {
+		return nil, fmt.Errorf("mcpcore: %q is not a resource of ctxfit", uri)
+	}
+	token, query, _ := strings.Cut(token, "?")
+	rng, err := parseRange(query)
+	if err != nil {
+		return nil, err
+	}
+	fetch := func(ctx context.Context) (ctxfit.Response, error) {
+		req, err := s.Guard.ResumeContext(ctx, token, subject)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		if rerun == nil {
+			return ctxfit.Response{}, errors.New("mcpcore: this server cannot run the tool again")
+		}
+		raw, err := rerun(ctx, req.Endpoint, req.Filters)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		body, ct, err := BlockBody(raw, req.Block)
+		if err != nil {
+			return ctxfit.Response{}, err
+		}
+		return ctxfit.Response{Body: body, ContentType: ct}, nil
+	}
+	data, mime, err := s.Guard.ReadResource(ctx, token, subject, fetch)
+	if err != nil {
+		return nil, err
+	}
+	whole := len(data)
+	part, err := rng.of(data)
+	if err != nil {
+		return nil, err
+	}
+	from := cap(data) - cap(part) // part is data[from:...]
+	content := map[string]any{"uri": uri, "mimeType": mime}
+	if !isText(mime) || !utf8.Valid(part) {
+		// Media a model does not read as text: whole, uncounted.
+		content["blob"] = base64.StdEncoding.EncodeToString(part)
+		return marshal(map[string]any{"contents": []any{content}})
+	}
+	hardCap := s.readCap(ctx, token, subject)
+	if hardCap <= 0 || len(part) <= hardCap || budget.CountUpTo(s.exact(), string(part), hardCap+1) <= hardCap {
+		content["text"] = string(part)
+		return marshal(map[string]any{"contents": []any{content}})
+	}
+	// Over the hard cap: the first bytes that surely fit (a token is at
+	// least one byte), and the range that reads on.
+	base := ResourcePrefix + token
+	line := GateGuidance(base, from+len(part), whole, hardCap)
+	n := gateCountedPrefix(s.exact(), part, max(hardCap-s.exact().Count(line)-gateSlack, 1))
+	line = rangeGuidance(base, from, from+n, whole, hardCap)
+	content["text"] = string(part[:n])
+	return marshal(map[string]any{
+		"contents": []any{content, map[string]any{"uri": uri, "mimeType": "text/plain", "text": line,
+			"_meta": map[string]any{MetaGuidance: true}}},
+		"_meta": map[string]any{MetaStrategy: string(telemetry.StrategyCut), MetaHardCap: hardCap, MetaGate: true,
+			MetaNextRange: fmt.Sprintf("%s?bytes=%d-", base, from+n)},
+	})
+}
+
+// MetaNextRange is, on a resources/read of a ctxfit:// resource cut to the
+// hard cap, the uri that reads on from where it stops (string).
+const MetaNextRange = "dev.ctxfit/nextRange"
+
+// rangeGuidance is the line that follows a range of a held-back original
+// cut to the hard cap: bytes from-(to-1) of total, and the range to read
+// next.
+func rangeGuidance(base string, from, to, total, hardCap int) string {
+	return fmt.Sprintf("ctxfit: this is bytes %d-%d of %d, cut to keep the answer under %d tokens. "+
+		"For the rest call resources/read with uri %s?bytes=%d- (any range ?bytes=A-B or ?lines=A-B works).",
+		from, max(to-1, from), total, hardCap, base, to)
+}
+
+// readCap is the hard cap of a resources/read of a ctxfit:// resource:
+// that of the tool whose result it was kept from.
+func (s *Shaper) readCap(ctx context.Context, token, subject string) int {
+	if req, err := s.Guard.ResumeContext(ctx, token, subject); err == nil {
+		return s.budgetOf(req.Endpoint).HardCap
+	}
+	return s.Guard.Config().HardCap
 }

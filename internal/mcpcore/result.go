@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
@@ -881,54 +880,4 @@ func ErrorResult(e Error) json.RawMessage {
 	c, _ := marshal([]json.RawMessage{textBlock(e.Text())})
 	w := &wire{members: []member{{"content", c}, {"structuredContent", data}, {"isError", json.RawMessage("true")}}}
 	return w.marshal()
-}
-
-// ReadResource serves resources/read of a URI a resource_link of this
-// Shaper named (ctxfit://r/<token>): the held-back bytes, whole, as a blob
-// (or as text when they are UTF-8 text), provided the token verifies and
-// was issued for subject. In replay mode it runs the tool again with rerun.
-// It returns the wire JSON of a ReadResourceResult, or an error whose
-// [ErrorOf] says what went wrong.
-func (s *Shaper) ReadResource(ctx context.Context, subject, uri string, rerun Rerun) (json.RawMessage, error) {
-	token, ok := strings.CutPrefix(uri, ResourcePrefix)
-	if !ok {
-		return nil, fmt.Errorf("mcpcore: %q is not a resource of ctxfit", uri)
-	}
-	token, query, _ := strings.Cut(token, "?")
-	rng, err := parseRange(query)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(ctx context.Context) (ctxfit.Response, error) {
-		req, err := s.Guard.ResumeContext(ctx, token, subject)
-		if err != nil {
-			return ctxfit.Response{}, err
-		}
-		if rerun == nil {
-			return ctxfit.Response{}, errors.New("mcpcore: this server cannot run the tool again")
-		}
-		raw, err := rerun(ctx, req.Endpoint, req.Filters)
-		if err != nil {
-			return ctxfit.Response{}, err
-		}
-		body, ct, err := BlockBody(raw, req.Block)
-		if err != nil {
-			return ctxfit.Response{}, err
-		}
-		return ctxfit.Response{Body: body, ContentType: ct}, nil
-	}
-	data, mime, err := s.Guard.ReadResource(ctx, token, subject, fetch)
-	if err != nil {
-		return nil, err
-	}
-	if data, err = rng.of(data); err != nil {
-		return nil, err
-	}
-	content := map[string]any{"uri": uri, "mimeType": mime}
-	if isText(mime) && utf8.Valid(data) {
-		content["text"] = string(data)
-	} else {
-		content["blob"] = base64.StdEncoding.EncodeToString(data)
-	}
-	return marshal(map[string]any{"contents": []any{content}})
 }

@@ -87,18 +87,25 @@ const (
 	chunkEnvelope = `{"title":"ctxfit chunk","type":"object","required":["content","metadata"],"properties":{` +
 		`"outline":{},"content":{"type":"string"},"chunkIndex":{"type":"integer"},"totalChunks":{"type":"integer"},` +
 		`"nextCursor":{"type":["string","null"]},"partCursor":{"type":"string"},"metadata":{"type":"object"}}}`
+	// textEnvelope: a rendering by an output format ({"text", "meta"}), or
+	// a text a shaped result holds instead of JSON (a TOON page, a cut):
+	// {"text"}.
+	textEnvelope = `{"title":"ctxfit text","type":"object","required":["text"],"properties":{` +
+		`"text":{"type":"string"},"meta":{"type":"object"}}}`
 )
 
 // rewrittenMarker marks a schema OutputSchema produced, so that a second
 // rewrite is a no-op.
-const rewrittenMarker = "ctxfit: the tool's output schema, or a shaped result (page, summary or chunk)"
+const rewrittenMarker = "ctxfit: the tool's output schema, or a shaped result (page, summary, chunk or text)"
 
 // OutputSchema rewrites a tool's outputSchema so that shaped results
 // validate against it: the result is
 //
-//	{"type":"object","anyOf":[original, page, summary, chunk], ...}
+//	{"type":"object","anyOf":[original, page, summary, chunk, text], ...}
 //
-// where page, summary and chunk are the envelopes of shaped results. MCP
+// where page, summary, chunk and text are the envelopes of shaped results
+// (text: a rendering by an output format, {"text", "meta"}, or a text such
+// as a TOON page, {"text"}). MCP
 // clients (the TypeScript SDK among them) reject a result whose
 // structuredContent does not match the tool's outputSchema; with the
 // rewrite both the tool's own results and ctxfit's shaped ones do.
@@ -142,16 +149,16 @@ func OutputSchema(original json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	inner := rerefs(schema).(map[string]any)
-	var page, sum, chunk any
+	var page, sum, chunk, text any
 	for _, p := range []struct {
 		dst *any
 		src string
-	}{{&page, pageEnvelope}, {&sum, summaryEnvelope}, {&chunk, chunkEnvelope}} {
+	}{{&page, pageEnvelope}, {&sum, summaryEnvelope}, {&chunk, chunkEnvelope}, {&text, textEnvelope}} {
 		if err := json.Unmarshal([]byte(p.src), p.dst); err != nil {
 			panic(err)
 		}
 	}
-	root["anyOf"] = []any{inner, page, sum, chunk}
+	root["anyOf"] = []any{inner, page, sum, chunk, text}
 	return marshal(root)
 }
 

@@ -236,3 +236,30 @@ func Rebuild(t testing.TB, cs *mcp.ClientSession, first *mcp.CallToolResult, har
 	require.NoError(t, err)
 	return string(out)
 }
+
+// ReadLink reads a ctxfit:// link whole as a model does: a range at a time,
+// each within hardCap by exact count, following the _meta next range
+// ([mcpcore.MetaNextRange]) to the end. It returns the text, or the bytes
+// of a blob.
+func ReadLink(t testing.TB, cs *mcp.ClientSession, uri string, hardCap int) string {
+	t.Helper()
+	var out strings.Builder
+	for i := 0; uri != ""; i++ {
+		require.Less(t, i, maxCalls, "too many ranges")
+		r, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		require.NoError(t, err)
+		require.NotEmpty(t, r.Contents)
+		if r.Contents[0].Blob != nil {
+			out.Write(r.Contents[0].Blob)
+		} else {
+			n := 0
+			for _, c := range r.Contents {
+				n += Count(c.Text)
+			}
+			assert.LessOrEqual(t, n, hardCap, "a read of a ctxfit link is within the hard cap")
+			out.WriteString(r.Contents[0].Text)
+		}
+		uri, _ = r.Meta[mcpcore.MetaNextRange].(string)
+	}
+	return out.String()
+}

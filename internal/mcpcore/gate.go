@@ -1,0 +1,468 @@
+package mcpcore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/rawjson"
+	"github.com/ctxfit/ctxfit/telemetry"
+)
+
+// MetaGate marks (true) a result the gate cut: shaping left it over the
+// hard cap, or failed.
+const MetaGate = "dev.ctxfit/gate"
+
+// CompleteTool is the name under which [Shaper.Gate] checks a
+// completion/complete result.
+const CompleteTool = "completion/complete"
+
+// HostFacing reports whether a resource of this uri and mimeType is
+// content a host renders rather than a model reads: an MCP Apps resource
+// (the ui:// scheme, or text/html;profile=mcp-app). Such content passes
+// unchanged and is not counted against the model's budget.
+func HostFacing(uri, mimeType string) bool {
+	if strings.HasPrefix(strings.ToLower(uri), "ui://") {
+		return true
+	}
+	base, params, err := mime.ParseMediaType(mimeType)
+	return err == nil && base == "text/html" && strings.EqualFold(params["profile"], "mcp-app")
+}
+
+// gateSlack covers the tokens the gate's own text around a cut (guidance,
+// link) may take beyond what it counted.
+const gateSlack = 16
+
+// Gate is the egress gate: the last check of every message an MCP adapter
+// sends toward a model, after whatever shaped it. It holds the hard cap by
+// exact count on what a model reads of the message, and never sends a
+// message over it.
+//
+// These are the only messages it lets pass uncounted (the README's
+// promise paragraph lists the same):
+//
+//   - an operator's opt-out: a tool (or resources/read, prompts/get) whose
+//     [ctxfit.Endpoint] is Disabled;
+//   - media a model does not read as text: image and audio blocks, blobs
+//     and HTTP bodies of other media types (the shaper counts images and
+//     audio by [MediaRule] and holds back what is too large behind a link);
+//   - host-facing content, which a host renders rather than a model reads
+//     ([HostFacing]): MCP Apps resources (a ui:// uri, or the mimeType
+//     text/html;profile=mcp-app) pass unchanged, in a resources/read result
+//     or embedded in a tool result;
+//   - a response its handler streams (httpfit: one it flushes before it
+//     ends, an event stream, a compressed body, one over MaxBufferBytes),
+//     until streams are shaped.
+//
+// Gate returns the message to send for a message toward a model: a tool
+// result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or
+// [CompleteTool], a resources/read, prompts/get or completion/complete
+// result, as wire JSON. original is the message as it came, shaped what
+// shaping made of it: nil when shaping failed or did not run, and raw is
+// then the original. A tool result whose original had structured content
+// keeps some (a strict client rejects a result without it when the tool
+// has an output schema): when shaping left none (a TOON page, a text), it
+// gets {"text": its first text block}, which the rewritten [OutputSchema]
+// accepts.
+//
+// Within the hard cap of call.Tool (counted
+// exactly, on what a model reads: text, links and structured content,
+// not media nor host-facing content), it is raw unchanged. Over it, it is
+// a lossless fallback: the first bytes of the message's text that surely
+// fit (at most the hard cap in bytes, cut at a UTF-8 boundary), a line
+// that says what was cut, and a ctxfit://r/... link that reads the rest
+// by ranges (?bytes=A-), kept under the call's subject. An adapter calls
+// it with the result of shaping, or with the original when shaping failed
+// (see the list of exceptions above).
+//
+// Its error, only when it cannot keep the original for the link (an
+// unavailable store), is one the caller answers with [ErrorOf].
+func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawMessage) (json.RawMessage, error) {
+	raw := original
+	if shaped != nil {
+		raw = keepStructured(call, original, shaped)
+	}
+	b := s.budgetOf(call.Tool)
+	if b.HardCap <= 0 || len(raw) <= b.HardCap || s.optedOut(call.Tool) {
+		return raw, nil // n bytes never hold more than n tokens
+	}
+	w, err := parseWire(raw)
+	if err != nil {
+		return raw, nil // not a message ctxfit can read; not ours to judge
+	}
+	c := s.exact()
+	switch call.Tool {
+	case CompleteTool:
+		return s.gateCompletion(w, b.HardCap), nil
+	case ReadResourceTool:
+		contents := contentsOf(raw)
+		n := 0
+		for _, ct := range contents {
+			n += gateReadableTokens(c, ct, b.HardCap+1-n)
+		}
+		if n <= b.HardCap {
+			return raw, nil
+		}
+		tool, err := ReadAsToolResult(raw)
+		if err != nil {
+			return raw, nil
+		}
+		return s.gateCut(ctx, call, w, tool, b.HardCap)
+	case GetPromptTool:
+		var msgs []promptMessage
+		_ = json.Unmarshal(w.get("messages"), &msgs)
+		n := 0
+		for _, m := range msgs {
+			n += gateBlockTokens(c, m.Content, b.HardCap+1-n)
+		}
+		if n <= b.HardCap {
+			return raw, nil
+		}
+		tool, err := PromptAsToolResult(raw)
+		if err != nil {
+			return raw, nil
+		}
+		return s.gateCut(ctx, call, w, tool, b.HardCap)
+	}
+	var content []json.RawMessage
+	_ = json.Unmarshal(w.get("content"), &content)
+	n := 0
+	for _, bl := range content {
+		n += gateBlockTokens(c, bl, b.HardCap+1-n)
+	}
+	if st := w.get("structuredContent"); len(st) > 0 && string(st) != "null" {
+		n = max(n, budget.CountUpTo(c, string(st), b.HardCap+1))
+	}
+	if n <= b.HardCap {
+		return raw, nil
+	}
+	return s.gateCut(ctx, call, w, raw, b.HardCap)
+}
+
+// optedOut reports whether the operator turned shaping off for tool.
+func (s *Shaper) optedOut(tool string) bool {
+	for _, ep := range s.Guard.Config().Endpoints {
+		if ep.Match == tool {
+			return ep.Disabled
+		}
+	}
+	return false
+}
+
+// gateBlockTokens counts what a model reads of a content block, up to limit:
+// a text's text, an embedded text resource's text, a link's JSON; nothing
+// of media, blobs and host-facing resources.
+func gateBlockTokens(c budget.Counter, raw json.RawMessage, limit int) int {
+	if limit <= 0 {
+		return 0
+	}
+	var bl struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Resource json.RawMessage `json:"resource"`
+	}
+	if json.Unmarshal(raw, &bl) != nil {
+		return budget.CountUpTo(c, string(raw), limit)
+	}
+	switch bl.Type {
+	case "text":
+		return budget.CountUpTo(c, bl.Text, limit)
+	case "image", "audio":
+		return 0
+	case "resource":
+		return gateReadableTokens(c, bl.Resource, limit)
+	}
+	return budget.CountUpTo(c, string(raw), limit)
+}
+
+// gateReadableTokens counts what a model reads of a resource's contents, up
+// to limit: its text, unless it is host-facing; nothing of a blob.
+func gateReadableTokens(c budget.Counter, raw json.RawMessage, limit int) int {
+	if limit <= 0 {
+		return 0
+	}
+	var r struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Text == nil || HostFacing(r.URI, r.MimeType) {
+		return 0
+	}
+	return budget.CountUpTo(c, *r.Text, limit)
+}
+
+// gateCut answers a message over the hard cap: its text (block 0 of tool,
+// the message in tool-result form) is kept behind a ctxfit:// link, and
+// the message answers its first bytes that fit, a guidance line and the
+// link, in its own form (w).
+func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, tool json.RawMessage, hardCap int) (json.RawMessage, error) {
+	body, ct, err := BlockBody(tool, 0)
+	if err != nil || len(body) == 0 {
+		// An isError result, or no text at all: its text blocks joined.
+		body, ct = gateJoinedTexts(tool), ""
+	}
+	mimeType := "text/plain"
+	if ct != "" {
+		mimeType = ct
+	}
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments,
+		Unrepeatable: call.Unrepeatable}
+	if isErr(w.get("isError")) {
+		req.Unrepeatable = true // a rerun would not answer the same error
+	}
+	token, err := s.Guard.Resource(ctx, req, body, mimeType)
+	if err != nil {
+		return nil, err
+	}
+	structured := call.Tool != ReadResourceTool && call.Tool != GetPromptTool && !isErr(w.get("isError")) &&
+		len(w.get("structuredContent")) > 0 && string(w.get("structuredContent")) != "null"
+	c := s.exact()
+	link := func(n int) json.RawMessage {
+		l, _ := marshal(map[string]any{
+			"type": "resource_link", "uri": fmt.Sprintf("%s%s?bytes=%d-", ResourcePrefix, token, n),
+			"name": call.Tool + " result, the rest", "mimeType": mimeType, "size": len(body) - n,
+			"_meta": map[string]any{MetaOriginal: true},
+		})
+		return l
+	}
+	line := func(n int) string {
+		return GateGuidance(ResourcePrefix+token, n, len(body), hardCap)
+	}
+	// A token is at least one byte: n bytes of text hold at most n tokens,
+	// so nothing here is counted but the few lines around the cut.
+	avail := hardCap - c.Count(line(len(body))) - c.Count(string(link(len(body)))) - gateSlack
+	n := gatePrefix(body, max(avail, 1), structured)
+	var out json.RawMessage
+	for {
+		out = s.gateMessage(call, w, body, n, line(n), link(n), structured, hardCap)
+		if n == 0 || gateTokens(c, call.Tool, out, hardCap) <= hardCap {
+			break
+		}
+		n = gatePrefix(body, n/2, structured)
+	}
+	return out, nil
+}
+
+// GateGuidance is the line that says what the gate cut and how to read
+// the rest: the first n bytes of the original (total bytes), the rest
+// through uri.
+func GateGuidance(uri string, n, total, hardCap int) string {
+	return rangeGuidance(uri, 0, n, total, hardCap)
+}
+
+// gateTokens counts a message the gate built as Gate counts.
+func gateTokens(c budget.Counter, tool string, raw json.RawMessage, limit int) int {
+	w, err := parseWire(raw)
+	if err != nil {
+		return limit + 1
+	}
+	n := 0
+	switch tool {
+	case ReadResourceTool:
+		for _, ct := range contentsOf(raw) {
+			n += gateReadableTokens(c, ct, limit+1-n)
+		}
+	case GetPromptTool:
+		var msgs []promptMessage
+		_ = json.Unmarshal(w.get("messages"), &msgs)
+		for _, m := range msgs {
+			n += gateBlockTokens(c, m.Content, limit+1-n)
+		}
+	default:
+		var content []json.RawMessage
+		_ = json.Unmarshal(w.get("content"), &content)
+		for _, bl := range content {
+			n += gateBlockTokens(c, bl, limit+1-n)
+		}
+	}
+	return n
+}
+
+// gateMessage builds the message of a cut at n bytes, in the form of w.
+func (s *Shaper) gateMessage(call Call, w *wire, body []byte, n int, line string, link json.RawMessage, structured bool, hardCap int) json.RawMessage {
+	part := string(body[:n])
+	m := map[string]any{}
+	_ = json.Unmarshal(w.get("_meta"), &m)
+	m[MetaStrategy] = string(telemetry.StrategyCut)
+	m[MetaHardCap] = hardCap
+	m[MetaGate] = true
+	meta, _ := marshal(m)
+	guide, _ := marshal(map[string]any{"type": "text", "text": line, "_meta": map[string]any{MetaGuidance: true}})
+	out := &wire{}
+	for _, mb := range w.members {
+		switch mb.key {
+		case "content", "structuredContent", "contents", "messages", "_meta":
+		default:
+			out.members = append(out.members, mb)
+		}
+	}
+	switch call.Tool {
+	case ReadResourceTool:
+		uri, _ := ReadURI(call.Arguments)
+		contents, _ := marshal([]any{
+			map[string]any{"uri": uri, "mimeType": "text/plain", "text": part},
+			map[string]any{"uri": uri, "mimeType": "text/plain", "text": line, "_meta": map[string]any{MetaGuidance: true}},
+		})
+		out.set("contents", contents)
+	case GetPromptTool:
+		var msgs []promptMessage
+		_ = json.Unmarshal(w.get("messages"), &msgs)
+		role := "user"
+		if len(msgs) > 0 {
+			role = msgs[0].Role
+		}
+		text, _ := marshal(map[string]any{"type": "text", "text": part})
+		ms, _ := marshal([]any{
+			map[string]any{"role": role, "content": text},
+			map[string]any{"role": role, "content": guide},
+			map[string]any{"role": role, "content": link},
+		})
+		out.set("messages", ms)
+	default:
+		text := part
+		if structured {
+			env, _ := marshal(map[string]any{"content": part, "metadata": map[string]any{"offset": 0, "bytesInChunk": n, "totalBytes": len(body)}})
+			out.set("structuredContent", env)
+			text = string(env)
+		}
+		tb, _ := marshal(map[string]any{"type": "text", "text": text})
+		content, _ := marshal([]json.RawMessage{tb, guide, link})
+		out.set("content", content)
+	}
+	out.set("_meta", meta)
+	return out.marshal()
+}
+
+// gatePrefix returns the length of the longest prefix of body, cut at
+// a UTF-8 boundary, of at most limit bytes (as JSON string content when
+// escaped).
+func gatePrefix(body []byte, limit int, escaped bool) int {
+	if !escaped {
+		n := min(limit, len(body))
+		for n > 0 && n < len(body) && !utf8.RuneStart(body[n]) {
+			n--
+		}
+		return n
+	}
+	n, size := 0, 0
+	for n < len(body) {
+		_, w := utf8.DecodeRune(body[n:])
+		l := rawjson.EscapedLen(body[n : n+w])
+		if size+l > limit {
+			break
+		}
+		size += l
+		n += w
+	}
+	return n
+}
+
+// gateCountedPrefix returns the length of a prefix of body, cut at a UTF-8
+// boundary, of at most limit tokens by exact count: a few counts aim at
+// about four bytes a token, and the byte bound (a token is at least one
+// byte) is the last resort.
+func gateCountedPrefix(c budget.Counter, body []byte, limit int) int {
+	n := gatePrefix(body, 4*limit, false)
+	for range 4 {
+		t := budget.CountUpTo(c, string(body[:n]), limit+1)
+		if t <= limit {
+			return n
+		}
+		n = gatePrefix(body, int(int64(n)*int64(limit)/int64(t))*9/10, false)
+	}
+	return gatePrefix(body, limit, false)
+}
+
+// gateJoinedTexts returns the texts of a tool result's text blocks, joined by
+// newlines.
+func gateJoinedTexts(tool json.RawMessage) []byte {
+	w, err := parseWire(tool)
+	if err != nil {
+		return nil
+	}
+	var content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(w.get("content"), &content)
+	var texts []string
+	for _, c := range content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	return []byte(strings.Join(texts, "\n"))
+}
+
+// gateCompletion drops a completion's last values until the rest is
+// within the hard cap, and says there are more.
+func (s *Shaper) gateCompletion(w *wire, hardCap int) json.RawMessage {
+	var comp map[string]json.RawMessage
+	if json.Unmarshal(w.get("completion"), &comp) != nil {
+		return w.marshal()
+	}
+	var values []string
+	if json.Unmarshal(comp["values"], &values) != nil {
+		return w.marshal()
+	}
+	c := s.exact()
+	n, keep := 0, 0
+	for _, v := range values {
+		t := budget.CountUpTo(c, v, hardCap+1) + 1
+		if n+t > hardCap-gateSlack {
+			break
+		}
+		n += t
+		keep++
+	}
+	if keep == len(values) {
+		return w.marshal()
+	}
+	comp["values"], _ = marshal(values[:keep])
+	comp["hasMore"] = json.RawMessage("true")
+	cm, _ := marshal(comp)
+	w.set("completion", cm)
+	return w.marshal()
+}
+
+// keepStructured gives a shaped tool result whose original had structured
+// content (and is no error) the structured content {"text": its first
+// text block} when shaping left it none.
+func keepStructured(call Call, original, shaped json.RawMessage) json.RawMessage {
+	if call.Tool == ReadResourceTool || call.Tool == GetPromptTool || call.Tool == CompleteTool {
+		return shaped
+	}
+	ow, err := parseWire(original)
+	if err != nil || isErr(ow.get("isError")) {
+		return shaped
+	}
+	if st := ow.get("structuredContent"); len(st) == 0 || string(st) == "null" {
+		return shaped
+	}
+	w, err := parseWire(shaped)
+	if err != nil || isErr(w.get("isError")) {
+		return shaped
+	}
+	if st := w.get("structuredContent"); len(st) > 0 && string(st) != "null" {
+		return shaped
+	}
+	var content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(w.get("content"), &content)
+	for _, c := range content {
+		if c.Type == "text" {
+			st, _ := marshal(map[string]string{"text": c.Text})
+			w.set("structuredContent", st)
+			return w.marshal()
+		}
+	}
+	return shaped
+}
