@@ -359,13 +359,16 @@ func (sh *shaping) inPlace() (Shaped, bool, error) {
 		}
 		return sh.finish(blocks, nil, nil)
 	}
+	// The threshold is shared with the other blocks, not with what
+	// ctxfit adds.
+	others := fixed - sh.fixedCost(nil, false)
 	room := sh.b.HardCap - fixed - small - guidanceReserve*n
-	for try := 0; try < 3; try++ {
+	for try := 0; try < 4; try++ {
 		hc := room / n
 		if hc < ctxfit.MinHardCap {
 			return Shaped{}, false, nil
 		}
-		th := min(max((sh.b.Threshold-fixed-small)/n, hc/2), hc)
+		th := min(max((sh.b.Threshold-others-small)/n, minShare), hc)
 		bud := budget.Budget{Threshold: th, HardCap: hc}
 		list := make([]json.RawMessage, 0, len(blocks)+n)
 		var results []ctxfit.Result
@@ -390,7 +393,7 @@ func (sh *shaping) inPlace() (Shaped, bool, error) {
 		if ok || err != nil {
 			return out, ok, err
 		}
-		room = room * 3 / 4 // the shaped bodies cost more as text blocks
+		room = sh.shrink(room, out.Tokens) // the shaped bodies cost more as text blocks
 	}
 	return Shaped{}, false, nil
 }
@@ -449,12 +452,15 @@ func (sh *shaping) structured(structured json.RawMessage) (Shaped, bool, error) 
 	if err != nil {
 		return Shaped{}, false, err
 	}
-	room := sh.b.HardCap - fixed - guidanceReserve
-	for try := 0; try < 3; try++ {
+	// The shaped body goes twice: as the structured content and as the
+	// text of a block.
+	others := fixed - sh.fixedCost(nil, true)
+	room := (sh.b.HardCap - fixed - guidanceReserve) / 2
+	for try := 0; try < 4; try++ {
 		if room < ctxfit.MinHardCap {
 			return Shaped{}, false, nil
 		}
-		bud := budget.Budget{Threshold: min(max(sh.b.Threshold-fixed, room/2), room), HardCap: room}
+		bud := budget.Budget{Threshold: min(max(sh.b.Threshold-others, minShare), room), HardCap: room}
 		res, err := s.handle(sh.ctx, sh.call, 0, bud, structured, "application/json")
 		if err != nil {
 			return Shaped{}, false, err
@@ -490,7 +496,7 @@ func (sh *shaping) structured(structured json.RawMessage) (Shaped, bool, error) 
 		if ok || err != nil {
 			return out, ok, err
 		}
-		room = room * 3 / 4
+		room = sh.shrink(room, out.Tokens)
 	}
 	return Shaped{}, false, nil
 }
@@ -536,7 +542,7 @@ func (sh *shaping) paged() (Shaped, error) {
 		if ok || err != nil {
 			return out, err
 		}
-		room = room * 3 / 4
+		room = sh.shrink(room, out.Tokens)
 	}
 	return Shaped{}, errNoRoom
 }
@@ -554,6 +560,16 @@ func (s *Shaper) hold(ctx context.Context, call Call, i int, bl *block) error {
 	bl.raw, bl.kind = link, "link"
 	return nil
 }
+
+// shrink is the room a shaped body gets on the next try, when with room
+// the result came to tokens, over the hard cap.
+func (sh *shaping) shrink(room, tokens int) int {
+	return min(room-1, int(float64(room)*float64(sh.b.HardCap)/float64(max(tokens, 1))*0.95))
+}
+
+// minShare is the smallest threshold a shaped body of a result gets, when
+// the rest of the result takes (nearly) all of the threshold.
+const minShare = ctxfit.MinHardCap / 2
 
 // guidanceReserve is what a guidance line may take beside a shaped block.
 const guidanceReserve = 200
@@ -635,9 +651,6 @@ func (s *Shaper) resultMeta(tool json.RawMessage, results []ctxfit.Result, first
 	m[MetaHardCap] = hardCap
 	m[MetaTokens] = tokens
 	m[MetaOriginalTokens] = original
-	if first == nil {
-		m[MetaStrategy] = string(telemetry.StrategyCut)
-	}
 	out, _ := marshal(m)
 	return out
 }
