@@ -178,10 +178,37 @@ func (sh *shaping) run() (Shaped, error) {
 		if out, ok, err := sh.structured(structured); ok || err != nil {
 			return out, err
 		}
-	} else if out, ok, err := sh.inPlace(); ok || err != nil {
+		// No room for it twice: its text form is shaped in its place.
+		if err := sh.holdStructured(); err != nil {
+			return Shaped{}, err
+		}
+	}
+	if out, ok, err := sh.inPlace(); ok || err != nil {
 		return out, err
 	}
+	if err := sh.holdStructured(); err != nil {
+		return Shaped{}, err
+	}
 	return sh.paged()
+}
+
+// holdStructured holds back the structured content, when larger than
+// metaRoom, behind a link.
+func (sh *shaping) holdStructured() error {
+	st := sh.out.get("structuredContent")
+	if len(st) == 0 || string(st) == "null" {
+		return nil
+	}
+	if room := sh.metaRoom(); budget.CountUpTo(sh.s.exact(), string(st), room+1) <= room {
+		return nil
+	}
+	token, err := sh.s.keep(sh.ctx, sh.call, 0, st, "application/json")
+	if err != nil {
+		return err
+	}
+	sh.out.del("structuredContent")
+	sh.notes = append(sh.notes, fmt.Sprintf("The structured content (%d bytes) is held back: read it with resources/read %s%s.", len(st), ResourcePrefix, token))
+	return nil
 }
 
 // holdMembers holds back the tool's _meta, and drops any other member
@@ -503,23 +530,12 @@ func (sh *shaping) structured(structured json.RawMessage) (Shaped, bool, error) 
 
 // paged sends the content list in pages (JSON pages of its blocks, as
 // they are, with a cursor): for a result of more blocks than fit, or of
-// more large text blocks than can each have a page. Structured content
-// over its room is held back behind a link.
+// more large text blocks than can each have a page.
 func (sh *shaping) paged() (Shaped, error) {
 	s := sh.s
 	content := sh.in.get("content")
 	if len(content) == 0 {
 		content = json.RawMessage("[]")
-	}
-	if st := sh.out.get("structuredContent"); len(st) > 0 && string(st) != "null" {
-		if room := sh.metaRoom(); budget.CountUpTo(s.exact(), string(st), room+1) > room {
-			token, err := s.keep(sh.ctx, sh.call, 0, st, "application/json")
-			if err != nil {
-				return Shaped{}, err
-			}
-			sh.out.del("structuredContent")
-			sh.notes = append(sh.notes, fmt.Sprintf("The structured content (%d bytes) is held back: read it with resources/read %s%s.", len(st), ResourcePrefix, token))
-		}
 	}
 	fixed := sh.fixedCost(nil, false)
 	room := sh.b.HardCap - fixed - guidanceReserve
