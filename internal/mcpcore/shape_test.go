@@ -13,77 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/internal/testing/hostile"
 )
 
-// modelTokens counts a result's wire JSON as a client does: its exact
-// token count, but for the data of images and audio, which count what a
-// model reads of them (the default MediaRule).
+// modelTokens counts a result's wire JSON as a client does
+// ([hostile.Tokens]).
 func modelTokens(t testing.TB, raw json.RawMessage) int {
 	t.Helper()
-	exact, err := budget.Exact("")
+	n, err := hostile.Tokens(raw)
 	require.NoError(t, err)
-	var members map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(raw, &members))
-	var list []json.RawMessage
-	if json.Unmarshal(members["content"], &list) != nil {
-		return exact.Count(string(raw))
-	}
-	var rule mcpcore.MediaRule
-	media, changed := 0, false
-	for i, b := range list {
-		var m struct {
-			Type string `json:"type"`
-			Data string `json:"data"`
-		}
-		if json.Unmarshal(b, &m) != nil || m.Type != "image" && m.Type != "audio" {
-			continue
-		}
-		data, err := base64.StdEncoding.DecodeString(m.Data)
-		if err != nil {
-			continue
-		}
-		n, ok := rule.ImageTokens(data)
-		if m.Type == "audio" {
-			n, ok = rule.AudioTokens(data), true
-		}
-		if !ok {
-			continue
-		}
-		media += n
-		list[i] = json.RawMessage(strings.Replace(string(b), `"`+m.Data+`"`, `""`, 1))
-		changed = true
-	}
-	if !changed {
-		return exact.Count(string(raw))
-	}
-	// Counted as the Shaper does: the result with the media's data empty.
-	c, _ := json.Marshal(list)
-	members["content"] = c
-	var w strings.Builder
-	w.WriteByte('{')
-	first := true
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	_, _ = dec.Token()
-	for dec.More() {
-		tok, _ := dec.Token()
-		var v json.RawMessage
-		_ = dec.Decode(&v)
-		key := tok.(string)
-		if !first {
-			w.WriteByte(',')
-		}
-		first = false
-		k, _ := json.Marshal(key)
-		w.Write(k)
-		w.WriteByte(':')
-		w.Write(members[key])
-	}
-	w.WriteByte('}')
-	return exact.Count(w.String()) + media
+	return n
 }
 
 // reach follows a shaped result through the Shaper as a client would,

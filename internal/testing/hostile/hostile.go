@@ -20,6 +20,9 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
 
 // A Case is a tool result: the tool that returns it and its wire JSON.
@@ -31,15 +34,15 @@ type Case struct {
 // Cases are the hostile results, one a tool.
 func Cases() []Case {
 	return []Case{
-		{"links", result(links(3000), "", "", false)},
-		{"embedded", result(embedded(400), "", "", false)},
-		{"blocks", result(texts(2500), "", "", false)},
-		{"huge_error", result([]string{text(words(40000))}, "", "", true)},
-		{"huge_meta", result([]string{text("a small result")}, meta(300000), "", false)},
-		{"mixed_media", result(mixed(rand.New(rand.NewPCG(1, 2)), 24), "", "", false)},
+		{"links", result(links(1500), "", "", false)},
+		{"embedded", result(embedded(120), "", "", false)},
+		{"blocks", result(texts(2000), "", "", false)},
+		{"huge_error", result([]string{text(words(15000))}, "", "", true)},
+		{"huge_meta", result([]string{text("a small result")}, meta(120000), "", false)},
+		{"mixed_media", result(mixed(rand.New(rand.NewPCG(1, 2)), 18), "", "", false)},
 		{"escapes", result([]string{text(escapes(20000))}, "", "", false)},
 		{"big_blocks", result([]string{text(words(9000)), text("between"), text(words(9000))}, "", "", false)},
-		{"structured_and_links", result(links(800), "", structured(2000), false)},
+		{"structured_and_links", result(links(500), "", structured(1000), false)},
 	}
 }
 
@@ -159,7 +162,7 @@ func mixed(r *rand.Rand, n int) []string {
 	for i := range n {
 		switch {
 		case i%3 == 1:
-			out = append(out, Image(r, 40+r.IntN(200), 40+r.IntN(200)))
+			out = append(out, Image(r, 20+r.IntN(100), 20+r.IntN(100)))
 		case i%7 == 5:
 			out = append(out, Audio(r, 2000+r.IntN(4000)))
 		default:
@@ -217,7 +220,7 @@ func Generate(r *rand.Rand, maxBlocks int) json.RawMessage {
 			}
 			content[i] = text(s)
 		case k == 4:
-			content[i] = Image(r, 8+r.IntN(300), 8+r.IntN(300))
+			content[i] = Image(r, 8+r.IntN(120), 8+r.IntN(120))
 		case k == 5:
 			content[i] = Audio(r, 100+r.IntN(8000))
 		case k == 6:
@@ -228,10 +231,74 @@ func Generate(r *rand.Rand, maxBlocks int) json.RawMessage {
 	}
 	var m, st string
 	if r.IntN(4) == 0 {
-		m = meta(1000 + r.IntN(60000))
+		m = meta(1000 + r.IntN(30000))
 	}
 	if r.IntN(5) == 0 {
 		st = structured(1 + r.IntN(1500))
 	}
 	return result(content, m, st, r.IntN(5) == 0)
+}
+
+// Tokens counts a result's wire JSON as a client reads it: its exact
+// o200k_base token count, but for the data of images and audio, which
+// count what a model reads of them (the default mcpcore.MediaRule), the
+// rest of their block as JSON.
+func Tokens(raw json.RawMessage) (int, error) {
+	exact, err := budget.Exact("")
+	if err != nil {
+		return 0, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return exact.Count(string(raw)), nil
+	}
+	var rule mcpcore.MediaRule
+	media := 0
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for first := true; dec.More(); first = false {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return 0, err
+		}
+		var list []json.RawMessage
+		if tok == "content" && json.Unmarshal(v, &list) == nil {
+			for i, b := range list {
+				var m struct {
+					Type string `json:"type"`
+					Data string `json:"data"`
+				}
+				if json.Unmarshal(b, &m) != nil || m.Type != "image" && m.Type != "audio" {
+					continue
+				}
+				data, err := base64.StdEncoding.DecodeString(m.Data)
+				if err != nil {
+					continue
+				}
+				n, ok := rule.ImageTokens(data)
+				if m.Type == "audio" {
+					n, ok = rule.AudioTokens(data), true
+				}
+				if !ok {
+					continue
+				}
+				media += n
+				list[i] = json.RawMessage(strings.Replace(string(b), `"`+m.Data+`"`, `""`, 1))
+			}
+			v, _ = json.Marshal(list)
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(tok)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	out.WriteByte('}')
+	return exact.Count(out.String()) + media, nil
 }
