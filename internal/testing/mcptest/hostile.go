@@ -127,7 +127,6 @@ func ReadRanges(t testing.TB, cs *mcp.ClientSession, uri string) ([]byte, error)
 	}
 }
 
-
 // sdkMetaTokens bounds what an SDK adds to a result's _meta after ctxfit
 // shaped it (its serverInfo).
 const sdkMetaTokens = 40
