@@ -96,7 +96,7 @@ func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string
 			require.NotNil(t, link, "a link to the whole result")
 			whole, err := ReadRanges(t, guarded, link.URI)
 			require.NoError(t, err)
-			assert.JSONEq(t, string(withoutSDKMeta(t, wantJSON)), string(withoutSDKMeta(t, whole)), "the whole result behind its link")
+			assert.JSONEq(t, string(WithoutSDKMeta(t, wantJSON)), string(WithoutSDKMeta(t, whole)), "the whole result behind its link")
 		})
 	}
 }
@@ -131,12 +131,14 @@ func ReadRanges(t testing.TB, cs *mcp.ClientSession, uri string) ([]byte, error)
 // shaped it (its serverInfo).
 const sdkMetaTokens = 40
 
-// withoutSDKMeta is a result's wire JSON without the _meta key the SDK
-// adds to every result (io.modelcontextprotocol/serverInfo).
-func withoutSDKMeta(t testing.TB, raw []byte) []byte {
+// WithoutSDKMeta is a result's wire JSON without what an SDK adds to
+// every result after ctxfit shaped it: the _meta key
+// io.modelcontextprotocol/serverInfo, and mcp-go's resultType.
+func WithoutSDKMeta(t testing.TB, raw []byte) []byte {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
+	delete(m, "resultType")
 	if meta, ok := m["_meta"].(map[string]any); ok {
 		delete(meta, "io.modelcontextprotocol/serverInfo")
 		if len(meta) == 0 {
