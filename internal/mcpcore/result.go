@@ -21,21 +21,33 @@ import (
 // their SDK's results to and from the wire form and leave the rest to it,
 // so that a model sees the same results whichever serves it.
 //
-// A result at most the threshold passes through unchanged. Over it:
+// A result counts what a client counts of it: the exact tokens of its
+// JSON, images and audio by what the model family reads of them
+// ([MediaRule]). One at most the threshold passes through unchanged; one
+// over it (an isError result too) is shaped within the hard cap by that
+// count, nothing lost (package mcpfit describes what a model sees):
 //
-//   - with structured content, the structured content is shaped (pages,
-//     summary, chunks) and becomes the text block and the structured
-//     content of the result;
-//   - otherwise each large text block (or embedded text resource) is shaped
-//     on its own, in its place, with its share of the budget, and small
-//     ones stay; when there are too many large ones for each to have a
-//     page, the text blocks are joined by newlines and shaped as one;
-//   - an image or audio block counts what the model family reads of it
-//     ([MediaRule]), and stays unless it alone is over the hard cap;
-//   - a blob (an embedded resource that is not text) and any media over the
-//     hard cap are replaced by a resource_link to ctxfit://r/<token>, which
-//     [Shaper.ReadResource] serves byte for byte, bound to the session;
-//   - other blocks (resource links) keep their place.
+//   - the tool's _meta, and any other member ctxfit does not read, when
+//     too large, is held back behind a ctxfit://r/ link ([MetaHeldMeta])
+//     or left out (the whole result keeps it);
+//   - large structured content is shaped (pages, summary, chunks) and
+//     becomes the structured content and, in place of the text blocks
+//     that carry it, the text block of the result; with no room for it
+//     twice it is held back and its text form is shaped instead;
+//   - otherwise the largest text blocks (or embedded text resources) are
+//     each shaped on their own, in their place, with a share of the
+//     budget, and the others stay, every block in its place;
+//   - a content list that does not fit that way (thousands of blocks, or
+//     more large ones than can each have a page) is sent in JSON pages of
+//     its blocks, as they are;
+//   - an image or audio block stays unless it alone is over the hard cap;
+//     a blob (an embedded resource that is not text) and any media over
+//     the hard cap are replaced by a resource_link to ctxfit://r/<token>,
+//     which [Shaper.ReadResource] serves byte for byte, bound to the
+//     session;
+//   - a resource_link to the whole result as it came ([MetaOriginal])
+//     closes the content, but for resources/read and prompts/get, whose
+//     client can ask again.
 //
 // The zero Shaper is not usable: set Guard. A Shaper is safe for
 // concurrent use once in use; do not change its fields then.
