@@ -158,11 +158,12 @@ func (sh *shaping) run() (Shaped, error) {
 		}
 	}
 	if !sh.call.read {
-		token, err := s.keep(sh.ctx, sh.call, blockWhole, sh.raw, "application/json")
-		if err != nil {
-			return Shaped{}, err
+		// Best effort: without it the cursors and links still lead to
+		// everything (a tool that must not run again, with no room in the
+		// store, has none).
+		if token, err := s.keep(sh.ctx, sh.call, blockWhole, sh.raw, "application/json"); err == nil {
+			sh.original = OriginalLink(sh.call.Tool, 0, token, "application/json", len(sh.raw))
 		}
-		sh.original = OriginalLink(sh.call.Tool, 0, token, "application/json", len(sh.raw))
 	}
 	if err := sh.holdMembers(); err != nil {
 		return Shaped{}, err
