@@ -308,31 +308,49 @@ func guidanceBlock(text string) json.RawMessage {
 }
 
 // holdMedia holds back blobs and media over the hard cap, then the
-// largest media while the rest needs room beside them.
-func (sh *shaping) holdMedia(blocks []block, need func() int) error {
+// largest media while the rest (extra more) has no room beside them, and
+// returns the result's fixedCost (skipStructured as there). It holds no
+// more when even without media there is no room: the content list is
+// paged then.
+func (sh *shaping) holdMedia(blocks []block, skipStructured bool, extra int) (int, error) {
+	s := sh.s
 	for i := range blocks {
 		bl := &blocks[i]
-		if bl.kind == "blob" || isMedia(*bl) && sh.s.mediaTokens(*bl) > sh.b.HardCap-MinHardCapShare {
-			if err := sh.s.hold(sh.ctx, sh.call, i, bl); err != nil {
-				return err
+		if bl.kind == "blob" || isMedia(*bl) && s.mediaTokens(*bl) > sh.b.HardCap-MinHardCapShare {
+			if err := s.hold(sh.ctx, sh.call, i, bl); err != nil {
+				return 0, err
 			}
 		}
 	}
-	for need() > sh.b.HardCap {
-		largest := -1
-		for i, bl := range blocks {
-			if isMedia(bl) && (largest < 0 || sh.s.mediaTokens(bl) > sh.s.mediaTokens(blocks[largest])) {
-				largest = i
-			}
-		}
-		if largest < 0 {
-			return nil
-		}
-		if err := sh.s.hold(sh.ctx, sh.call, largest, &blocks[largest]); err != nil {
-			return err
+	fixed := sh.fixedCost(blocks, skipStructured)
+	if fixed+extra <= sh.b.HardCap {
+		return fixed, nil
+	}
+	type medium struct{ i, cost int }
+	var media []medium
+	total := 0
+	for i, bl := range blocks {
+		if isMedia(bl) {
+			media = append(media, medium{i, s.mediaTokens(bl)})
+			total += media[len(media)-1].cost
 		}
 	}
-	return nil
+	if len(media) == 0 || fixed-total+extra > sh.b.HardCap {
+		return fixed, nil
+	}
+	slices.SortStableFunc(media, func(a, b medium) int { return cmp.Compare(b.cost, a.cost) })
+	for _, m := range media {
+		if fixed+extra <= sh.b.HardCap {
+			break
+		}
+		bl := &blocks[m.i]
+		was := m.cost + s.exact().Count(string(withoutData(bl.raw)))
+		if err := s.hold(sh.ctx, sh.call, m.i, bl); err != nil {
+			return 0, err
+		}
+		fixed += s.exact().Count(string(bl.raw)) - was
+	}
+	return sh.fixedCost(blocks, skipStructured), nil
 }
 
 // inPlace shapes the large text blocks of the result each in its place,
@@ -350,14 +368,11 @@ func (sh *shaping) inPlace() (Shaped, bool, error) {
 			texts++
 		}
 	}
-	fixed := 0
-	err := sh.holdMedia(blocks, func() int {
-		fixed = sh.fixedCost(blocks, false)
-		if texts > 0 {
-			return fixed + ctxfit.MinHardCap + guidanceReserve
-		}
-		return fixed
-	})
+	extra := 0
+	if texts > 0 {
+		extra = ctxfit.MinHardCap + guidanceReserve
+	}
+	fixed, err := sh.holdMedia(blocks, false, extra)
 	if err != nil {
 		return Shaped{}, false, err
 	}
@@ -472,11 +487,7 @@ func (sh *shaping) seal(results []ctxfit.Result) (Shaped, bool, error) {
 func (sh *shaping) structured(structured json.RawMessage) (Shaped, bool, error) {
 	s := sh.s
 	blocks := slices.Clone(sh.blocks)
-	fixed := 0
-	err := sh.holdMedia(blocks, func() int {
-		fixed = sh.fixedCost(blocks, true)
-		return fixed + ctxfit.MinHardCap + guidanceReserve
-	})
+	fixed, err := sh.holdMedia(blocks, true, ctxfit.MinHardCap+guidanceReserve)
 	if err != nil {
 		return Shaped{}, false, err
 	}

@@ -20,6 +20,7 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
@@ -31,8 +32,11 @@ type Case struct {
 	Result json.RawMessage
 }
 
-// Cases are the hostile results, one a tool.
-func Cases() []Case {
+// Cases are the hostile results, one a tool. They are built once; the
+// caller must not modify them.
+func Cases() []Case { return cases() }
+
+var cases = sync.OnceValue(func() []Case {
 	return []Case{
 		{"links", result(links(1500), "", "", false)},
 		{"embedded", result(embedded(120), "", "", false)},
@@ -43,8 +47,9 @@ func Cases() []Case {
 		{"escapes", result([]string{text(escapes(20000))}, "", "", false)},
 		{"big_blocks", result([]string{text(words(9000)), text("between"), text(words(9000))}, "", "", false)},
 		{"structured_and_links", result(links(500), "", structured(1000), false)},
+		{"images", result(images(rand.New(rand.NewPCG(5, 6)), 600), "", "", false)},
 	}
-}
+})
 
 // result is the wire JSON of a result of content, with _meta and
 // structured content when not "".
@@ -122,6 +127,14 @@ func embedded(n int) []string {
 			blob := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{byte(i), 0xff, 0}, 200))
 			out[i] = fmt.Sprintf(`{"type":"resource","resource":{"uri":"file:///srv/bin-%d","mimeType":"application/octet-stream","blob":"%s"}}`, i, blob)
 		}
+	}
+	return out
+}
+
+func images(r *rand.Rand, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = Image(r, 4+r.IntN(8), 4+r.IntN(8))
 	}
 	return out
 }
