@@ -205,7 +205,7 @@ func mustQuote(s string) string {
 
 func TestGeneratedMultiBlockResultsKeepBothPromises(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 2026))
-	for i := range 40 {
+	for i := range 24 {
 		raw := hostile.Generate(r, 40)
 		th := 500 + r.IntN(4000)
 		hc := th + r.IntN(8000)
