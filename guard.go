@@ -211,7 +211,7 @@ func (e *engine) rulesFor(endpoint string) *rules {
 // request's own budget when it sets one.
 func (e *engine) rulesOf(req *Request) (*rules, error) {
 	r := e.rulesFor(req.Endpoint)
-	if req.Budget == (budget.Budget{}) || req.Cursor != "" {
+	if req.Budget == (budget.Budget{}) {
 		return r, nil
 	}
 	if err := req.Budget.Validate(); err != nil || req.Budget.HardCap < MinHardCap {

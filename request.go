@@ -59,9 +59,10 @@ type Request struct {
 	Block int
 	// Budget, when not zero, is this response's budget instead of the
 	// endpoint's, for a caller that shares one response's budget among
-	// several parts (the text blocks of an MCP result). It applies to the
-	// first response; continuations have the endpoint's. Its HardCap must
-	// be at least MinHardCap.
+	// several parts (the text blocks of an MCP result), or that sends the
+	// body inside an envelope of its own (an MCP adapter's continuation).
+	// It applies to the response it is set on: a continuation without one
+	// has the endpoint's. Its HardCap must be at least MinHardCap.
 	Budget budget.Budget
 	// Search finds what matches a pattern in the response Cursor belongs
 	// to (any cursor of it), instead of continuing it; see [Search].

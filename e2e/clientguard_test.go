@@ -363,8 +363,8 @@ func TestTheMCPGoClientGuardKeepsBothPromisesWithARealServer(t *testing.T) {
 	got := call(guarded, "read_media_file", map[string]any{"path": filepath.Join(fixtures, "data.bin")})
 	var link mcpgo.ResourceLink
 	for _, c := range got.Content {
-		if l, ok := c.(mcpgo.ResourceLink); ok {
-			link = l
+		if l, ok := c.(mcpgo.ResourceLink); ok && link.URI == "" {
+			link = l // the blob's; the link to the whole result comes last
 		}
 	}
 	require.NotEmpty(t, link.URI, "a resource_link")

@@ -314,7 +314,7 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		res := mcptest.Call(t, cs, "blob", map[string]any{})
 		var link *mcp.ResourceLink
 		for _, c := range res.Content {
-			if l, ok := c.(*mcp.ResourceLink); ok {
+			if l, ok := c.(*mcp.ResourceLink); ok && l.Meta["dev.ctxfit/original"] == nil && link == nil {
 				link = l
 			}
 		}

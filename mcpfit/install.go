@@ -315,16 +315,13 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	if ctr.InputRequests != nil {
 		return ctr, nil
 	}
-	// Shaped (a tool's own error is not), then through the egress gate:
-	// a result shaping failed on is sent as it came when it is within the
-	// hard cap, else cut losslessly; never over the cap.
+	// Shaped (a tool's own error too, kept an error), then through the
+	// egress gate: a result shaping failed on is sent as it came when it
+	// is within the hard cap, else cut losslessly; never over the cap.
 	var shaped json.RawMessage
-	var serr error
-	if !ctr.IsError {
-		var sh mcpcore.Shaped
-		if sh, serr = a.shaper.ShapeResult(ctx, call, wire); serr == nil {
-			shaped = sh.Result
-		}
+	sh, serr := a.shaper.ShapeResult(ctx, call, wire)
+	if serr == nil {
+		shaped = sh.Result
 	}
 	gated, err := a.shaper.Gate(ctx, call, wire, shaped)
 	if err != nil {

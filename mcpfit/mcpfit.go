@@ -9,37 +9,57 @@
 //
 // # What a model sees
 //
-// A tool result under the Guard's threshold passes through untouched. One
-// over it is replaced by a shaped result, block by block (a result with
-// structured content is shaped as one body; large text blocks are each
-// shaped in their place with a share of the budget, small ones stay):
+// A tool result under the Guard's threshold passes through untouched,
+// counted as a client counts it: the exact token count of the result's
+// JSON (content list, structuredContent, _meta, every member), but for
+// images and audio, which count what a model reads of them (an image by
+// its pixels, audio by its length; see Config.ImagePixelsPerToken and the
+// others), not their base64. One over the threshold is shaped whole,
+// within the hard cap by that count, and keeps its structure:
 //
-//   - content: a text block with the shaped JSON body (a page of a list, a
-//     summary of an object, or a chunk of a text, each within the hard
-//     cap), then a text block with one line that says what the body holds
-//     and how to get more, e.g. `Showing items 1-37 of 500 (3,912 tokens;
-//     budget 4,000). For the next page call ctxfit_next with
-//     {"cursor":"..."}.` The body comes first because it is what clients
-//     that read only the first block, or that parse it as the JSON of
-//     structuredContent, need; both blocks together stay within the hard
-//     cap (the line is left out in the rare case it would not fit). A
-//     resource_link to the whole original (ctxfit://r/...) follows when the
-//     hard cap has room for it.
-//   - images and audio: they stay, counted as what a model reads of them
-//     (an image by its pixels, audio by its length; see
-//     Config.ImagePixelsPerToken and the others), not as base64 text.
-//     Blobs (embedded resources that are not text), and media alone over
-//     the hard cap, are held back behind a resource_link to ctxfit://r/...,
-//     which resources/read returns byte for byte, to the session it was
-//     issued to.
-//   - structuredContent: the shaped body, when the tool returned structured
-//     content. tools/list advertises each guarded tool's outputSchema as
-//     anyOf [the tool's own schema, the page, summary and chunk envelopes]
-//     so that clients that validate structured content (the TypeScript SDK:
-//     Claude Desktop, MCP Inspector) accept shaped results.
+//   - content, block by block: the blocks keep their types, order and
+//     places (images between texts stay where they were; texts are never
+//     joined). The largest text blocks (or embedded text resources), as
+//     many as it takes, are each shaped in their place with a share of the
+//     budget: the block's text becomes the shaped JSON body (a page of a
+//     list, a summary of an object, or a chunk of a text), marked with
+//     _meta {"dev.ctxfit/shaped": "block"}, and a text block follows with
+//     one line that says what the body holds and how to get more, e.g.
+//     `Showing items 1-37 of 500 (3,912 tokens; budget 4,000). For the
+//     next page call ctxfit_next with {"cursor":"..."}.` (marked with
+//     _meta {"dev.ctxfit/guidance": true}, like every block ctxfit adds).
+//   - a content list with more blocks than fit (thousands of links, or
+//     more large texts than can each have a page) is sent in pages: a text
+//     block with a JSON page of its blocks, as they are ({"items": [...],
+//     "nextCursor": ...}, _meta {"dev.ctxfit/shaped": "content"}), and its
+//     guidance line; ctxfit_next gives the next pages.
+//   - images and audio stay; blobs (embedded resources that are not text),
+//     and media alone over the hard cap, are held back behind a
+//     resource_link to ctxfit://r/..., which resources/read returns byte
+//     for byte, to the session it was issued to.
+//   - structuredContent: when large, the shaped body, which also stands in
+//     the place of the text blocks that carried it (_meta
+//     {"dev.ctxfit/shaped": "structured"}); when there is no room for it
+//     twice, it is held back behind a ctxfit://r/... link and its text
+//     form is shaped in its place. tools/list advertises each guarded
+//     tool's outputSchema as anyOf [the tool's own schema, the page,
+//     summary and chunk envelopes] so that clients that validate
+//     structured content (the TypeScript SDK: Claude Desktop, MCP
+//     Inspector) accept shaped results.
 //   - _meta: a fresh map with dev.ctxfit/nextCursor, dev.ctxfit/strategy,
-//     dev.ctxfit/tokens, dev.ctxfit/originalTokens and dev.ctxfit/hardCap, beside the
-//     tool's own _meta keys.
+//     dev.ctxfit/hardCap, and dev.ctxfit/tokens and
+//     dev.ctxfit/originalTokens, which count the whole shaped result and
+//     the whole original (as above, exactly), beside the tool's own keys.
+//     A tool's _meta too large to send is held back: dev.ctxfit/heldMeta
+//     is the ctxfit://r/... link that reads it.
+//   - last, a resource_link (_meta {"dev.ctxfit/original": true}) to the
+//     whole original: the tool's result as it came, content list
+//     included, byte for byte, which resources/read returns whole or in
+//     ranges (?bytes=A-B, ?lines=A-B).
+//
+// Continuations are held to the same count: a page or chunk of
+// ctxfit_next, with its guidance line and _meta, stays within the hard
+// cap as a client counts it.
 //
 // The model follows a cursor with the continuation tool (ctxfit_next,
 // {"cursor": "..."}) until nextCursor is null: the pages or chunks together

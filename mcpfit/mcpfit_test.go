@@ -55,7 +55,7 @@ func TestAShapedResultSaysWhatItHoldsAndHowToContinue(t *testing.T) {
 	res := mcptest.Call(t, cs, "list_bookings", nil)
 	lines := mcptest.Texts(t, res)
 	require.Len(t, lines, 2)
-	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget 4,000\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\. To find something, call ctxfit_search \(cursor, pattern\) or ctxfit_query \(cursor, jq expression\) with that cursor\.$`, lines[1])
+	assert.Regexp(t, `^Showing items 1-\d+ of 500 \(.* tokens; budget [\d,]+\)\. For the next page call ctxfit_next with \{"cursor":"[^"]+"\}\. To find something, call ctxfit_search \(cursor, pattern\) or ctxfit_query \(cursor, jq expression\) with that cursor\.$`, lines[1])
 	assert.Equal(t, "pagination", res.Meta[mcpcore.MetaStrategy])
 	assert.NotEmpty(t, res.Meta[mcpcore.MetaNextCursor])
 	assert.InDelta(t, ctxfit.DefaultHardCap, res.Meta[mcpcore.MetaHardCap], 0)
@@ -233,8 +233,9 @@ func TestAMixedResultIsShapedBlockByBlockAndKeepsItsOtherBlocks(t *testing.T) {
 	require.False(t, got.IsError)
 	assert.Equal(t, "chunking", got.Meta[mcpcore.MetaStrategy], "1 MB of text beside an image is shaped")
 	assert.LessOrEqual(t, mcptest.TokensWithMedia(t, got), ctxfit.DefaultHardCap)
-	last := got.Content[len(got.Content)-1]
-	assert.Equal(t, want.Content[1], last, "the image keeps its place after the text")
+	require.NotNil(t, mcptest.Original(got))
+	assert.Equal(t, mcptest.Original(got), got.Content[len(got.Content)-1], "the link to the whole result closes it")
+	assert.Equal(t, want.Content[1], got.Content[len(got.Content)-2], "the image keeps its place after the text")
 	text := got.Content[0].(*mcp.TextContent).Text
 	var ch struct {
 		Content string `json:"content"`

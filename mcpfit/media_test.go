@@ -88,7 +88,8 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			cs := mediaServer(t, mode, nil, blob)
 			res := mcptest.Call(t, cs, "read_binary", nil)
-			require.Len(t, res.Content, 2)
+			require.Len(t, res.Content, 3, "the text, the blob's link, the link to the whole result")
+			assert.Equal(t, mcptest.Original(res), res.Content[2])
 			assert.Equal(t, "the file follows", res.Content[0].(*mcp.TextContent).Text, "the text keeps its place")
 			link, ok := res.Content[1].(*mcp.ResourceLink)
 			require.True(t, ok, "the blob is a resource_link: %T", res.Content[1])
@@ -125,6 +126,6 @@ func TestTextBesideAnImageIsChunkedInItsPlace(t *testing.T) {
 			kinds[i] = "link"
 		}
 	}
-	assert.Equal(t, []string{"text", "text", "link", "image", "text"}, kinds, "the chunk, its guidance line, the link to its original, then the other blocks in order")
-	assert.Equal(t, "a short closing note", res.Content[4].(*mcp.TextContent).Text)
+	assert.Equal(t, []string{"text", "text", "image", "text", "link"}, kinds, "the chunk, its guidance line, the other blocks in order, then the link to the whole result")
+	assert.Equal(t, "a short closing note", res.Content[3].(*mcp.TextContent).Text)
 }

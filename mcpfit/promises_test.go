@@ -70,10 +70,13 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 			}
 			if link := mcptest.Original(first); link != nil {
 				got := mcptest.ReadLink(t, cs, link.URI, cfg.HardCap) // not UTF-8: its bytes
+				var whole mcp.CallToolResult
+				require.NoError(t, json.Unmarshal([]byte(got), &whole), "the link reads the whole result back")
 				if structured {
-					assert.JSONEq(t, want, got, "the link reads the original back")
+					assert.JSONEq(t, want, string(mustJSON(t, whole.StructuredContent)), "the link reads the original back")
 				} else {
-					assert.Equal(t, want, got, "the link reads the original back, character for character")
+					require.NotEmpty(t, whole.Content)
+					assert.Equal(t, want, whole.Content[0].(*mcp.TextContent).Text, "the link reads the original back, character for character")
 				}
 				links++
 			}

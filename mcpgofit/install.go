@@ -185,16 +185,13 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		if len(res.InputRequests) > 0 || res.RequestState != "" {
 			return res, nil
 		}
-		// Shaped (a tool's own error is not), then through the egress
-		// gate: a result shaping failed on is sent as it came when it is
-		// within the hard cap, else cut losslessly; never over the cap.
+		// Shaped (a tool's own error too, kept an error), then through the
+		// egress gate: a result shaping failed on is sent as it came when
+		// it is within the hard cap, else cut losslessly; never over the cap.
 		var shapedWire json.RawMessage
-		var serr error
-		if !res.IsError {
-			var sh mcpcore.Shaped
-			if sh, serr = a.shaper.ShapeResult(ctx, call, wire); serr == nil {
-				shapedWire = sh.Result
-			}
+		sh, serr := a.shaper.ShapeResult(ctx, call, wire)
+		if serr == nil {
+			shapedWire = sh.Result
 		}
 		gated, err := a.shaper.Gate(ctx, call, wire, shapedWire)
 		if err != nil {

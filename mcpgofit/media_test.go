@@ -3,6 +3,7 @@ package mcpgofit_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 			require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Mode: mode}), nil))
 			c := connect(t, s)
 			res := call(t, c, "read_binary", nil)
-			require.Len(t, res.Content, 2)
+			require.Len(t, res.Content, 3, "the text, the blob's link, the link to the whole result")
+			assert.NotNil(t, original(res))
 			link, ok := res.Content[1].(mcp.ResourceLink)
 			require.True(t, ok, "the blob is a resource_link: %T", res.Content[1])
 			assert.True(t, strings.HasPrefix(link.URI, mcpcore.ResourcePrefix))
@@ -65,7 +67,7 @@ func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
 	assert.LessOrEqual(t, tokensOf(t, res), ctxfit.DefaultHardCap, "the link counts against the hard cap")
 	link := original(res)
 	require.NotNil(t, link, "a shaped result links its original")
-	assert.Equal(t, "text/plain", link.MIMEType)
+	assert.Equal(t, "application/json", link.MIMEType, "the original is the whole result")
 
 	var read func(uri string) (string, error)
 	read = func(uri string) (string, error) {
@@ -90,12 +92,19 @@ func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
 		}
 		return got.Text, nil
 	}
-	got, err := read(link.URI)
+	whole, err := read(link.URI)
 	require.NoError(t, err)
-	assert.Equal(t, text, got, "the whole original, byte for byte, a range within the hard cap at a time")
-	got, err = read(link.URI + "?lines=2-3")
+	var result struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(whole), &result), "the whole result")
+	require.Len(t, result.Content, 1)
+	assert.Equal(t, text, result.Content[0].Text, "its text, byte for byte")
+	got, err := read(link.URI + "?bytes=2-5")
 	require.NoError(t, err)
-	assert.Equal(t, "a line of the report\na line of the report\n", got)
+	assert.Equal(t, whole[2:6], got)
 	_, err = read(link.URI + "?lines=0-3")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "A at least 1")

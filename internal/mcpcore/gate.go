@@ -70,9 +70,10 @@ const gateSlack = 16
 // gets {"text": its first text block}, which the rewritten [OutputSchema]
 // accepts.
 //
-// Within the hard cap of call.Tool (counted
-// exactly, on what a model reads: text, links and structured content,
-// not media nor host-facing content), it is raw unchanged. Over it, it is
+// Within the hard cap of call.Tool (counted exactly as a client counts
+// it: a tool result's whole JSON, less the data of media and host-facing
+// content; a resources/read or prompts/get result's texts), it is raw
+// unchanged. Over it, it is
 // a lossless fallback: the first bytes of the message's text that surely
 // fit (at most the hard cap in bytes, cut at a UTF-8 boundary), a line
 // that says what was cut, and a ctxfit://r/... link that reads the rest
@@ -84,10 +85,12 @@ const gateSlack = 16
 // unavailable store), is one the caller answers with [ErrorOf].
 func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawMessage) (json.RawMessage, error) {
 	raw := original
-	if shaped != nil {
-		raw = keepStructured(call, original, shaped)
-	}
 	b := s.budgetOf(call.Tool)
+	if shaped != nil {
+		raw = keepStructured(call, original, shaped, func(m json.RawMessage) bool {
+			return gateResultTokens(s.exact(), m, b.HardCap+1) <= b.HardCap
+		})
+	}
 	if b.HardCap <= 0 || len(raw) <= b.HardCap || s.optedOut(call.Tool) {
 		return raw, nil // n bytes never hold more than n tokens
 	}
@@ -129,19 +132,65 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 		}
 		return s.gateCut(ctx, call, w, tool, b.HardCap)
 	}
-	var content []json.RawMessage
-	_ = json.Unmarshal(w.get("content"), &content)
-	n := 0
-	for _, bl := range content {
-		n += gateBlockTokens(c, bl, b.HardCap+1-n)
-	}
-	if st := w.get("structuredContent"); len(st) > 0 && string(st) != "null" {
-		n = max(n, budget.CountUpTo(c, string(st), b.HardCap+1))
-	}
-	if n <= b.HardCap {
+	if gateResultTokens(c, raw, b.HardCap+1) <= b.HardCap {
 		return raw, nil
 	}
 	return s.gateCut(ctx, call, w, raw, b.HardCap)
+}
+
+// gateResultTokens counts a tool result as a client counts it, up to
+// limit: its whole JSON (text, structured content, links, _meta, the
+// envelope), less what the gate lets pass uncounted: the data of image
+// and audio blocks, blobs, and the text of host-facing resources.
+func gateResultTokens(c budget.Counter, raw json.RawMessage, limit int) int {
+	w, err := parseWire(raw)
+	if err != nil {
+		return budget.CountUpTo(c, string(raw), limit)
+	}
+	var content []json.RawMessage
+	if json.Unmarshal(w.get("content"), &content) == nil && len(content) > 0 {
+		for i, bl := range content {
+			content[i] = gateReadablePart(bl)
+		}
+		cj, _ := marshal(content)
+		w.set("content", cj)
+	}
+	return budget.CountUpTo(c, string(clientView(w.marshal())), limit)
+}
+
+// gateReadablePart returns a content block with what a model does not
+// read as text emptied: the data of an image or audio block, a blob, the
+// text of a host-facing resource.
+func gateReadablePart(bl json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(bl, &m) != nil {
+		return bl
+	}
+	var typ string
+	_ = json.Unmarshal(m["type"], &typ)
+	switch typ {
+	case "image", "audio":
+		m["data"] = json.RawMessage(`""`)
+	case "resource":
+		var r map[string]json.RawMessage
+		if json.Unmarshal(m["resource"], &r) != nil {
+			return bl
+		}
+		var uri, mime string
+		_ = json.Unmarshal(r["uri"], &uri)
+		_ = json.Unmarshal(r["mimeType"], &mime)
+		if _, ok := r["blob"]; ok {
+			r["blob"] = json.RawMessage(`""`)
+		}
+		if _, ok := r["text"]; ok && HostFacing(uri, mime) {
+			r["text"] = json.RawMessage(`""`)
+		}
+		m["resource"], _ = marshal(r)
+	default:
+		return bl
+	}
+	out, _ := marshal(m)
+	return out
 }
 
 // optedOut reports whether the operator turned shaping off for tool.
@@ -275,11 +324,7 @@ func gateTokens(c budget.Counter, tool string, raw json.RawMessage, limit int) i
 			n += gateBlockTokens(c, m.Content, limit+1-n)
 		}
 	default:
-		var content []json.RawMessage
-		_ = json.Unmarshal(w.get("content"), &content)
-		for _, bl := range content {
-			n += gateBlockTokens(c, bl, limit+1-n)
-		}
+		return gateResultTokens(c, raw, limit+1)
 	}
 	return n
 }
@@ -433,8 +478,9 @@ func (s *Shaper) gateCompletion(w *wire, hardCap int) json.RawMessage {
 
 // keepStructured gives a shaped tool result whose original had structured
 // content (and is no error) the structured content {"text": its first
-// text block} when shaping left it none.
-func keepStructured(call Call, original, shaped json.RawMessage) json.RawMessage {
+// text block} when shaping left it none, or, when the result would then
+// not fit, [heldStructuredContent].
+func keepStructured(call Call, original, shaped json.RawMessage, fits func(json.RawMessage) bool) json.RawMessage {
 	if call.Tool == ReadResourceTool || call.Tool == GetPromptTool || call.Tool == CompleteTool {
 		return shaped
 	}
@@ -461,8 +507,20 @@ func keepStructured(call Call, original, shaped json.RawMessage) json.RawMessage
 		if c.Type == "text" {
 			st, _ := marshal(map[string]string{"text": c.Text})
 			w.set("structuredContent", st)
-			return w.marshal()
+			if out := w.marshal(); fits(out) {
+				return out
+			}
+			break
 		}
 	}
-	return shaped
+	// The text twice would not fit: a pointer to the content blocks,
+	// which the rewritten schema accepts as well.
+	w.set("structuredContent", heldStructuredContent)
+	return w.marshal()
 }
+
+// heldStructuredContent is the structured content of a shaped result
+// whose own is held back or shaped into something that is not an object:
+// {"text": a pointer to the content blocks}, which the rewritten
+// [OutputSchema] accepts.
+var heldStructuredContent = json.RawMessage(`{"text":"ctxfit: the structured content is in the content blocks, shaped to fit the context window."}`)

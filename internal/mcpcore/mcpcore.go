@@ -131,8 +131,8 @@ type Call struct {
 	// even in replay mode.
 	Unrepeatable bool
 
-	// read: the result is a resources/read's, whose original the client
-	// can read again itself (no link to it).
+	// read: the result is a resources/read's or a prompts/get's, which
+	// the client can ask for again itself (no link to its original).
 	read bool
 }
 

@@ -83,6 +83,7 @@ func (s *Shaper) ShapePrompt(ctx context.Context, call Call, raw json.RawMessage
 	if err != nil {
 		return Shaped{Result: raw}, nil // not ours to judge
 	}
+	call.read = true // the client can get the prompt again itself
 	shaped, err := s.ShapeResult(ctx, call, tool)
 	if err != nil || !shaped.Shaped {
 		return Shaped{Result: raw, Results: shaped.Results}, err

@@ -2,7 +2,6 @@ package mcpcore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,21 +20,33 @@ import (
 // their SDK's results to and from the wire form and leave the rest to it,
 // so that a model sees the same results whichever serves it.
 //
-// A result at most the threshold passes through unchanged. Over it:
+// A result counts what a client counts of it: the exact tokens of its
+// JSON, images and audio by what the model family reads of them
+// ([MediaRule]). One at most the threshold passes through unchanged; one
+// over it (an isError result too) is shaped within the hard cap by that
+// count, nothing lost (package mcpfit describes what a model sees):
 //
-//   - with structured content, the structured content is shaped (pages,
-//     summary, chunks) and becomes the text block and the structured
-//     content of the result;
-//   - otherwise each large text block (or embedded text resource) is shaped
-//     on its own, in its place, with its share of the budget, and small
-//     ones stay; when there are too many large ones for each to have a
-//     page, the text blocks are joined by newlines and shaped as one;
-//   - an image or audio block counts what the model family reads of it
-//     ([MediaRule]), and stays unless it alone is over the hard cap;
-//   - a blob (an embedded resource that is not text) and any media over the
-//     hard cap are replaced by a resource_link to ctxfit://r/<token>, which
-//     [Shaper.ReadResource] serves byte for byte, bound to the session;
-//   - other blocks (resource links) keep their place.
+//   - the tool's _meta, and any other member ctxfit does not read, when
+//     too large, is held back behind a ctxfit://r/ link ([MetaHeldMeta])
+//     or left out (the whole result keeps it);
+//   - large structured content is shaped (pages, summary, chunks) and
+//     becomes the structured content and, in place of the text blocks
+//     that carry it, the text block of the result; with no room for it
+//     twice it is held back and its text form is shaped instead;
+//   - otherwise the largest text blocks (or embedded text resources) are
+//     each shaped on their own, in their place, with a share of the
+//     budget, and the others stay, every block in its place;
+//   - a content list that does not fit that way (thousands of blocks, or
+//     more large ones than can each have a page) is sent in JSON pages of
+//     its blocks, as they are;
+//   - an image or audio block stays unless it alone is over the hard cap;
+//     a blob (an embedded resource that is not text) and any media over
+//     the hard cap are replaced by a resource_link to ctxfit://r/<token>,
+//     which [Shaper.ReadResource] serves byte for byte, bound to the
+//     session;
+//   - a resource_link to the whole result as it came ([MetaOriginal])
+//     closes the content, but for resources/read and prompts/get, whose
+//     client can ask again.
 //
 // The zero Shaper is not usable: set Guard. A Shaper is safe for
 // concurrent use once in use; do not change its fields then.
@@ -196,23 +207,49 @@ func readBlock(raw json.RawMessage) block {
 }
 
 // setText returns the block with its text (or its embedded resource's
-// text) replaced.
+// text) replaced by a shaped body, marked in its _meta ([MetaShaped]).
 func (b block) setText(text string) json.RawMessage {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(b.raw, &m) != nil {
-		out, _ := marshal(map[string]string{"type": "text", "text": text})
-		return out
+	if json.Unmarshal(b.raw, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{"type": json.RawMessage(`"text"`)}
 	}
 	t, _ := marshal(text)
 	if _, ok := m["resource"]; ok {
 		var r map[string]json.RawMessage
 		_ = json.Unmarshal(m["resource"], &r)
+		if r == nil {
+			r = map[string]json.RawMessage{}
+		}
 		r["text"] = t
 		m["resource"], _ = marshal(r)
 	} else {
 		m["text"] = t
 	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(m["_meta"], &meta)
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[MetaShaped] = json.RawMessage(`"block"`)
+	m["_meta"], _ = marshal(meta)
 	out, _ := marshal(m)
+	return out
+}
+
+// MetaShaped marks, in its _meta, a content block of a shaped result
+// whose text is a shaped body: "block" when it is a page, chunk or
+// summary of the block's own text (or embedded resource's text), "content"
+// when it is a page of the result's content list (its blocks as JSON
+// items), "structured" when it is a page of the structured content (in
+// place of the text blocks that carried it). Following the cursors of the
+// body rebuilds the text, content list or structured content byte for
+// byte.
+const MetaShaped = "dev.ctxfit/shaped"
+
+// shapedBlock is the text block that holds a shaped body of what (see
+// [MetaShaped]).
+func shapedBlock(body []byte, what string) json.RawMessage {
+	out, _ := marshal(map[string]any{"type": "text", "text": string(body), "_meta": map[string]string{MetaShaped: what}})
 	return out
 }
 
@@ -276,342 +313,6 @@ func (s *Shaper) mediaTokens(b block) int {
 		return s.media().AudioTokens(b.data)
 	}
 	return (base64.StdEncoding.EncodedLen(len(b.data)) + 3) / 4 // as text
-}
-
-// Shaped is what [Shaper.ShapeResult] did.
-type Shaped struct {
-	// Result is the wire JSON to send: the input itself when nothing was
-	// shaped.
-	Result json.RawMessage
-	// Shaped reports whether Result differs from the input.
-	Shaped bool
-	// Results are the Guard's results for the shaped bodies, in block
-	// order (for telemetry and tests).
-	Results []ctxfit.Result
-}
-
-// ShapeResult shapes the wire JSON of a tool call's result (see the type's
-// documentation). call names the tool, its canonical arguments and the
-// subject; rerun runs the tool again for replay-mode continuations (nil
-// when it cannot). Errors are those of the Guard a client should see (an
-// unavailable store, a shaping time-out): the caller answers them with
-// [ErrorOf], never with the result over budget.
-func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage) (Shaped, error) {
-	w, err := parseWire(raw)
-	if err != nil {
-		return Shaped{Result: raw}, nil // not ours to judge
-	}
-	if isErr(w.get("isError")) {
-		return Shaped{Result: raw}, nil
-	}
-	var content []json.RawMessage
-	_ = json.Unmarshal(w.get("content"), &content)
-	structured := w.get("structuredContent")
-	if len(structured) == 0 || string(structured) == "null" {
-		structured = nil
-	}
-	b := s.budgetOf(call.Tool)
-	if len(raw) <= b.Threshold {
-		return Shaped{Result: raw}, nil // n bytes never hold more than n tokens
-	}
-	blocks := make([]block, len(content))
-	texts, media := 0, 0
-	for i, c := range content {
-		blocks[i] = readBlock(c)
-		switch blocks[i].kind {
-		case "text":
-			texts += budget.CountUpTo(s.exact(), blocks[i].text, b.Threshold+1)
-		case "image", "audio", "blob":
-			media += s.mediaTokens(blocks[i])
-		}
-	}
-	body := texts
-	if structured != nil {
-		body = max(body, budget.CountUpTo(s.exact(), string(structured), b.Threshold+1))
-	}
-	if body+media <= b.Threshold {
-		return Shaped{Result: raw}, nil
-	}
-	// Media first: what the model cannot read, and anything over the hard
-	// cap alone, is held back behind a link; then the largest media, while
-	// the text would have no room beside them.
-	fixed := 0
-	cost := make([]int, len(blocks))
-	for i := range blocks {
-		bl := &blocks[i]
-		switch bl.kind {
-		case "image", "audio", "blob":
-			cost[i] = s.mediaTokens(*bl)
-			if bl.kind == "blob" || cost[i] > b.HardCap-MinHardCapShare {
-				if cost[i], err = s.hold(ctx, call, i, bl); err != nil {
-					return Shaped{}, err
-				}
-			}
-		case "link", "other":
-			cost[i] = s.exact().Count(string(bl.raw))
-		}
-		fixed += cost[i]
-	}
-	need := 0
-	if structured != nil || texts > 0 {
-		need = ctxfit.MinHardCap + guidanceReserve
-	}
-	for fixed+need > b.HardCap {
-		largest := -1
-		for i, bl := range blocks {
-			if (bl.kind == "image" || bl.kind == "audio") && (largest < 0 || cost[i] > cost[largest]) {
-				largest = i
-			}
-		}
-		if largest < 0 {
-			break
-		}
-		fixed -= cost[largest]
-		if cost[largest], err = s.hold(ctx, call, largest, &blocks[largest]); err != nil {
-			return Shaped{}, err
-		}
-		fixed += cost[largest]
-	}
-	out := Shaped{Shaped: true}
-	var results []ctxfit.Result
-	var metaRes *ctxfit.Result
-	_ = metaRes
-	newContent := make([]json.RawMessage, 0, len(blocks)+2)
-	share := func(n int) (budget.Budget, bool) {
-		room := b.HardCap - fixed - guidanceReserve*n
-		if n == 0 || room/n < ctxfit.MinHardCap {
-			return budget.Budget{}, false
-		}
-		hc := room / n
-		th := min(max((b.Threshold-fixed)/n, 1), hc)
-		return budget.Budget{Threshold: th, HardCap: hc}, true
-	}
-	switch {
-	case structured != nil:
-		res, blocksOut, err := s.shapeWhole(ctx, call, blocks, structured, "application/json", share)
-		if err != nil {
-			return Shaped{}, err
-		}
-		newContent = blocksOut
-		if res == nil {
-			break
-		}
-		results = append(results, *res)
-		if IsObject(res.Body) {
-			w.set("structuredContent", res.Body)
-		} else {
-			w.del("structuredContent")
-		}
-	default:
-		// Which text blocks are large: more than an even share of the
-		// threshold.
-		var idx []int
-		small := 0
-		for i, bl := range blocks {
-			if bl.kind == "text" {
-				idx = append(idx, i)
-			}
-		}
-		var big []int
-		for _, i := range idx {
-			t := budget.CountUpTo(s.exact(), blocks[i].text, b.Threshold/max(len(idx), 1)+1)
-			if t > b.Threshold/max(len(idx), 1) {
-				big = append(big, i)
-			} else {
-				small += t
-			}
-		}
-		fixed += small
-		bud, ok := share(len(big))
-		if !ok && len(big) > 1 {
-			// Too many large blocks for a page each: join the texts.
-			joined := make([]string, len(idx))
-			for k, i := range idx {
-				joined[k] = blocks[i].text
-			}
-			fixed -= small
-			res, blocksOut, err := s.shapeWhole(ctx, call, blocks, []byte(strings.Join(joined, "\n")), "", share)
-			if err != nil {
-				return Shaped{}, err
-			}
-			newContent = blocksOut
-			if res != nil {
-				results = append(results, *res)
-			}
-			break
-		}
-		if !ok && len(big) == 1 {
-			return Shaped{}, s.tooMuchMedia()
-		}
-		isBig := map[int]bool{}
-		for _, i := range big {
-			isBig[i] = true
-		}
-		for i, bl := range blocks {
-			if !isBig[i] {
-				newContent = append(newContent, bl.raw)
-				continue
-			}
-			res, err := s.handle(ctx, call, i+1, bud, []byte(bl.text), "")
-			if err != nil {
-				return Shaped{}, err
-			}
-			if !res.Shaped {
-				newContent = append(newContent, bl.raw)
-				continue
-			}
-			results = append(results, res)
-			newContent = append(newContent, bl.setText(string(res.Body)))
-			newContent = append(newContent, s.around(call, i+1, res, "text/plain", len(bl.text))...)
-		}
-	}
-	if len(results) > 0 {
-		metaRes = &results[0]
-	}
-	c, _ := marshal(newContent)
-	w.set("content", c)
-	w.set("_meta", s.meta(w.get("_meta"), results, metaRes, b.HardCap))
-	out.Result = w.marshal()
-	out.Results = results
-	return out, nil
-}
-
-// shapeWhole shapes body as the one text of a result: in place of its first
-// text block (its other text blocks go), the other blocks in order. It
-// returns nil and the blocks unchanged when body is under its share.
-func (s *Shaper) shapeWhole(ctx context.Context, call Call, blocks []block, body []byte, contentType string, share func(int) (budget.Budget, bool)) (*ctxfit.Result, []json.RawMessage, error) {
-	bud, ok := share(1)
-	if !ok {
-		return nil, nil, s.tooMuchMedia()
-	}
-	res, err := s.handle(ctx, call, 0, bud, body, contentType)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([]json.RawMessage, 0, len(blocks)+2)
-	if !res.Shaped {
-		for _, bl := range blocks {
-			out = append(out, bl.raw)
-		}
-		return nil, out, nil
-	}
-	shaped := append([]json.RawMessage{textBlock(string(res.Body))}, s.around(call, 0, res, cmp.Or(contentType, "text/plain"), len(body))...)
-	placed := false
-	for _, bl := range blocks {
-		switch {
-		case bl.kind != "text":
-			out = append(out, bl.raw)
-		case !placed:
-			out = append(out, shaped...)
-			placed = true
-		}
-	}
-	if !placed {
-		out = append(shaped, out...)
-	}
-	return &res, out, nil
-}
-
-// MinHardCapShare is the room a link and the text around it keep from a
-// media block's share of the hard cap.
-const MinHardCapShare = 64
-
-// hold replaces media block i by a link to its bytes, and returns the
-// link's cost.
-func (s *Shaper) hold(ctx context.Context, call Call, i int, bl *block) (int, error) {
-	link, err := s.link(ctx, call, i+1, *bl, s.mediaTokens(*bl))
-	if err != nil {
-		return 0, err
-	}
-	bl.raw, bl.kind = link, "link"
-	return s.exact().Count(string(link)), nil
-}
-
-// guidanceReserve is what a guidance line may take beside a shaped block.
-const guidanceReserve = 200
-
-// errNoRoom: even with every media block held back, a result's text has no
-// room (a hard cap too small for its blocks).
-var errNoRoom = errors.New("mcpcore: the result's text has no room within the hard cap beside its other blocks")
-
-func (s *Shaper) tooMuchMedia() error { return errNoRoom }
-
-// handle shapes one body of a result with the Guard.
-func (s *Shaper) handle(ctx context.Context, call Call, blk int, bud budget.Budget, body []byte, contentType string) (ctxfit.Result, error) {
-	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments, Unrepeatable: call.Unrepeatable,
-		RequestID: call.RequestID, Block: blk, Budget: bud, Original: !call.read}
-	res, err := s.Guard.Handle(ctx, req, func(context.Context) (ctxfit.Response, error) {
-		return ctxfit.Response{Body: body, ContentType: contentType, CacheHit: call.CacheHit}, nil
-	})
-	if err != nil {
-		return res, err
-	}
-	if !res.Shaped {
-		// Under its share: the block as it is, without guidance.
-		res.Body = body
-	}
-	return res, nil
-}
-
-// guidance is the text block that says what a shaped body holds and how to
-// get more, or nothing.
-func (s *Shaper) guidance(res ctxfit.Result, first bool) []json.RawMessage {
-	if line := s.guidanceLine(res, first); line != "" {
-		return []json.RawMessage{textBlock(line)}
-	}
-	return nil
-}
-
-// guidanceLine is the text of [Shaper.guidance], "" for none.
-func (s *Shaper) guidanceLine(res ctxfit.Result, first bool) string {
-	if !res.Shaped {
-		return ""
-	}
-	line := Guidance(res, s.Names)
-	if line == "" {
-		return ""
-	}
-	if first && res.Record.HardCap > 0 {
-		// A block of a first result was shaped within its share of the
-		// hard cap, less guidanceReserve for this line.
-		res.Record.HardCap += guidanceReserve
-	}
-	if first && res.Next != "" && (res.Strategy == telemetry.StrategyPagination || res.Strategy == telemetry.StrategyChunking) {
-		// A first page of many: finding beats reading on.
-		with := line + findHint(res, s.Names)
-		if s.fit.Fits(res, s.Guard.Config().Encoding, with) {
-			return with
-		}
-	}
-	if !s.fit.Fits(res, s.Guard.Config().Encoding, line) {
-		return ""
-	}
-	return line
-}
-
-// around returns the blocks that follow a shaped body of a first result
-// (block blk of the tool's result, of type mime and size bytes long): its guidance line,
-// then the resource_link to its original when the hard cap has room for
-// it beside them.
-func (s *Shaper) around(call Call, blk int, res ctxfit.Result, mime string, size int) []json.RawMessage {
-	line := s.guidanceLine(res, true)
-	var out []json.RawMessage
-	if line != "" {
-		out = append(out, textBlock(line))
-	}
-	if res.Original == "" || res.Record.HardCap <= 0 {
-		return out
-	}
-	link := OriginalLink(call.Tool, blk, res.Original, mime, size)
-	c := s.exact()
-	used := res.Record.TokensAfter + c.Count(string(link)) + linkSlack
-	if line != "" {
-		used += c.Count(line) + 1
-	}
-	if used > res.Record.HardCap+guidanceReserve {
-		return out // the cursors still lead to everything
-	}
-	return append(out, link)
 }
 
 // MetaOriginal marks (true) the resource_link of a shaped result that
@@ -722,17 +423,27 @@ func WithStructured(result, raw json.RawMessage) json.RawMessage {
 func isErr(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "true" }
 
 // BlockBody returns the body of block blk of a result's wire JSON, as
-// [Shaper.ShapeResult] shaped it: 0 is the structured content (or the text
-// blocks joined by newlines), i > 0 the text of content block i-1, or the
-// bytes of its media. A replay-mode continuation reruns the tool and reads
-// the same body again with it.
+// [Shaper.ShapeResult] shaped it: 0 is the structured content (or, for
+// cursors of earlier releases, the text blocks joined by newlines), i > 0
+// the text of content block i-1, or the bytes of its media; the blocks
+// past the content blocks stand for the whole result, its _meta and its
+// content list. A replay-mode continuation reruns the tool and reads the
+// same body again with it.
 func BlockBody(raw json.RawMessage, blk int) ([]byte, string, error) {
 	w, err := parseWire(raw)
 	if err != nil {
 		return nil, "", err
 	}
-	if isErr(w.get("isError")) {
-		return nil, "", errors.New("mcpcore: the tool answered with an error")
+	switch blk {
+	case blockWhole:
+		return raw, "application/json", nil
+	case blockMeta:
+		if m := w.get("_meta"); len(m) > 0 {
+			return m, "application/json", nil
+		}
+		return nil, "", errors.New("mcpcore: the result has no _meta")
+	case blockContent:
+		return w.get("content"), "application/json", nil
 	}
 	var content []json.RawMessage
 	_ = json.Unmarshal(w.get("content"), &content)
@@ -851,7 +562,7 @@ func (s *Shaper) serve(ctx context.Context, req ctxfit.Request, rerun Rerun) jso
 		}
 		return ctxfit.Response{Body: body, ContentType: ct}, nil
 	}
-	res, err := s.Guard.Handle(ctx, req, fetch)
+	out, err := s.continued(ctx, req, fetch)
 	if err != nil {
 		var tr *errToolResult
 		var te *ToolError
@@ -863,14 +574,7 @@ func (s *Shaper) serve(ctx context.Context, req ctxfit.Request, rerun Rerun) jso
 		}
 		return ErrorResult(ErrorOf(err))
 	}
-	content := []json.RawMessage{textBlock(string(res.Body))}
-	content = append(content, s.guidance(res, false)...)
-	c, _ := marshal(content)
-	// The continuation tools have no output schema: the shaped body is the
-	// text block, with no structured content to validate or to decode.
-	w := &wire{members: []member{{"content", c}}}
-	w.set("_meta", s.meta(nil, []ctxfit.Result{res}, &res, res.Record.HardCap))
-	return w.marshal()
+	return out
 }
 
 // ErrorResult is the wire JSON of a tool result with isError set, carrying

@@ -115,7 +115,7 @@ func TestEachLargeTextBlockIsShapedWithItsShareOfTheBudget(t *testing.T) {
 		total += exact.Count(b["text"].(string))
 	}
 	assert.LessOrEqual(t, total, 12000, "the blocks together stay within the hard cap")
-	assert.Equal(t, 2, links, "a link to the original of each large block")
+	assert.Equal(t, 1, links, "one link to the whole original")
 	var meta struct {
 		Meta map[string]any `json:"_meta"`
 	}
@@ -125,7 +125,7 @@ func TestEachLargeTextBlockIsShapedWithItsShareOfTheBudget(t *testing.T) {
 	assert.NotEmpty(t, meta.Meta[mcpcore.MetaMoreCursors], "the second block's cursor")
 }
 
-func TestTooManyLargeTextBlocksAreJoinedAndShapedAsOne(t *testing.T) {
+func TestTooManyLargeTextBlocksArePagedAsTheContentList(t *testing.T) {
 	s := newShaper(t, ctxfit.Config{Threshold: 1000, HardCap: 2000})
 	var blocks []map[string]any
 	for range 12 {
@@ -136,15 +136,13 @@ func TestTooManyLargeTextBlocksAreJoinedAndShapedAsOne(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.Results, 1)
 	c := content(t, got.Result)
-	require.GreaterOrEqual(t, len(c), 2)
-	assert.Equal(t, "text", c[0]["type"], "one shaped text")
+	require.Len(t, c, 3)
+	assert.Equal(t, "text", c[0]["type"], "a page of the content list")
+	assert.Contains(t, c[0]["text"], `"items":[`)
 	assert.Equal(t, "text", c[1]["type"], "its guidance line")
-	if len(c) > 2 {
-		// When the hard cap has room for it beside them.
-		require.Len(t, c, 3)
-		assert.Equal(t, "resource_link", c[2]["type"])
-		assert.EqualValues(t, 12*len(strings.Repeat("word ", 3000))+11, c[2]["size"], "the original: the texts joined by newlines")
-	}
+	assert.Equal(t, "resource_link", c[2]["type"])
+	assert.EqualValues(t, len(raw), c[2]["size"], "the original: the whole result")
+	assert.LessOrEqual(t, got.Tokens, 2000)
 }
 
 func TestBlockBodyReadsTheBodyAContinuationReplays(t *testing.T) {

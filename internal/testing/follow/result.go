@@ -1,0 +1,174 @@
+package follow
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// A Reader reads what a ctxfit://r/ link leads to, whole.
+type Reader func(uri string) ([]byte, error)
+
+// Block is a content block of a tool result as [Blocks] rebuilds it:
+// Raw is its JSON, Text the text of a block whose text was shaped (Raw
+// is then the shaped block), Held the bytes of a media or binary block
+// held back behind a link (Raw is then the link).
+type Block struct {
+	Raw  json.RawMessage
+	Text *string
+	Held []byte
+}
+
+// wireBlock is what Blocks reads of a block of a shaped result.
+type wireBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	URI      string          `json:"uri"`
+	Resource json.RawMessage `json:"resource"`
+	Meta     map[string]any  `json:"_meta"`
+}
+
+// Blocks rebuilds the content list of the tool result a shaped result
+// (its wire JSON) stands for, following every cursor with call and
+// reading every held-back block with read: the guidance blocks ctxfit
+// added and the link to the whole original are left out. It also
+// returns the structured content, when the result holds a page of it.
+func Blocks(shaped json.RawMessage, call Caller, read Reader) ([]Block, json.RawMessage, error) {
+	var r struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(shaped, &r); err != nil {
+		return nil, nil, fmt.Errorf("follow: a tool result is not JSON: %w", err)
+	}
+	var out []Block
+	var structured json.RawMessage
+	for _, raw := range r.Content {
+		var b wireBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case b.Meta["dev.ctxfit/guidance"] == true, b.Meta["dev.ctxfit/original"] == true:
+			continue
+		case b.Meta["dev.ctxfit/shaped"] == "content":
+			list, _, err := Rebuild([]byte(b.Text), call)
+			if err != nil {
+				return nil, nil, err
+			}
+			var items []json.RawMessage
+			if err := json.Unmarshal(list, &items); err != nil {
+				return nil, nil, fmt.Errorf("follow: the content list is not a list: %w", err)
+			}
+			for _, it := range items {
+				out = append(out, Block{Raw: it})
+			}
+		case b.Meta["dev.ctxfit/shaped"] == "structured":
+			whole, _, err := Rebuild([]byte(b.Text), call)
+			if err != nil {
+				return nil, nil, err
+			}
+			structured = whole
+		case b.Meta["dev.ctxfit/shaped"] == "block":
+			body := b.Text
+			if b.Resource != nil {
+				var res struct {
+					Text string `json:"text"`
+				}
+				_ = json.Unmarshal(b.Resource, &res)
+				body = res.Text
+			}
+			text, _, err := Rebuild([]byte(body), call)
+			if err != nil {
+				return nil, nil, err
+			}
+			s := string(text)
+			out = append(out, Block{Raw: raw, Text: &s})
+		case b.Type == "resource_link" && strings.HasPrefix(b.URI, "ctxfit://r/"):
+			data, err := read(b.URI)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, Block{Raw: raw, Held: data})
+		default:
+			out = append(out, Block{Raw: raw})
+		}
+	}
+	return out, structured, nil
+}
+
+// Same reports how a rebuilt block differs from the original block, ""
+// when it is the original: the same JSON, or the same type and text (or
+// embedded text) for a shaped block, or the same bytes for a held-back
+// one.
+func (b Block) Same(original json.RawMessage) string {
+	switch {
+	case b.Text != nil:
+		var o, g struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Resource *struct {
+				Text string `json:"text"`
+			} `json:"resource"`
+		}
+		if json.Unmarshal(original, &o) != nil || json.Unmarshal(b.Raw, &g) != nil {
+			return "a shaped block that is not JSON"
+		}
+		text := o.Text
+		if o.Resource != nil {
+			text = o.Resource.Text
+		}
+		if o.Type != g.Type {
+			return fmt.Sprintf("type %q, was %q", g.Type, o.Type)
+		}
+		if *b.Text != text {
+			return fmt.Sprintf("text of %d bytes, was %d", len(*b.Text), len(text))
+		}
+		return ""
+	case b.Held != nil:
+		var o struct {
+			Data     string `json:"data"`
+			Resource *struct {
+				Blob string `json:"blob"`
+			} `json:"resource"`
+		}
+		if json.Unmarshal(original, &o) != nil {
+			return "the original is not JSON"
+		}
+		enc := o.Data
+		if o.Resource != nil {
+			enc = o.Resource.Blob
+		}
+		data, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			return "the original's data is not base64"
+		}
+		if !bytes.Equal(data, b.Held) {
+			return fmt.Sprintf("held back %d bytes, was %d", len(b.Held), len(data))
+		}
+		return ""
+	}
+	if !bytes.Equal(b.Raw, original) {
+		return fmt.Sprintf("%.80s, was %.80s", b.Raw, original)
+	}
+	return ""
+}
+
+// SameBlocks reports how rebuilt blocks differ from the original content
+// list, "" when they are the same blocks in the same order.
+func SameBlocks(got []Block, original json.RawMessage) string {
+	var want []json.RawMessage
+	if err := json.Unmarshal(original, &want); err != nil {
+		return "the original content is not a list"
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d blocks, were %d", len(got), len(want))
+	}
+	for i := range got {
+		if d := got[i].Same(want[i]); d != "" {
+			return fmt.Sprintf("block %d: %s", i, d)
+		}
+	}
+	return ""
+}

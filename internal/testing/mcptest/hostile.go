@@ -1,0 +1,151 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/hostile"
+)
+
+// HostileHardCap is the hard cap (threshold 1,000) the hostile results
+// are tested under.
+const HostileHardCap = 2000
+
+// HostileServer is an MCP server (official SDK) whose read-only tools
+// return the hostile results ([hostile.Cases]), a tool each.
+func HostileServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
+	for _, c := range hostile.Cases() {
+		s.AddTool(&mcp.Tool{Name: c.Tool, InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var res mcp.CallToolResult
+				if err := json.Unmarshal(c.Result, &res); err != nil {
+					return nil, err
+				}
+				return &res, nil
+			})
+	}
+	return s
+}
+
+// CheckHostile calls every tool of [HostileServer] through guarded (a
+// session of ctxfit in front of it) and raw (a session of the server
+// itself) and holds each result to both promises: the result and every
+// continuation within [HostileHardCap] as a client counts them (the
+// JSON of the result, media by what a model reads), isError kept, every
+// block rebuilt in its place by following the cursors and reading the
+// links, and the whole result behind the link to the original. Tools in
+// skip are left out, with the reason given.
+func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string]string) {
+	for _, c := range hostile.Cases() {
+		t.Run(c.Tool, func(t *testing.T) {
+			if why, ok := skip[c.Tool]; ok {
+				t.Skip(why)
+			}
+			got, want := Call(t, guarded, c.Tool, map[string]any{}), Call(t, raw, c.Tool, map[string]any{})
+			gotJSON, err := json.Marshal(got)
+			require.NoError(t, err)
+			wantJSON, err := json.Marshal(want)
+			require.NoError(t, err)
+			n, err := hostile.Tokens(gotJSON)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, n, HostileHardCap, "the result within the hard cap as a client counts it")
+			assert.Equal(t, want.IsError, got.IsError, "isError kept")
+			// The SDK adds to a result's _meta after ctxfit shaped it.
+			assert.InDelta(t, n, got.Meta[mcpcore.MetaTokens], sdkMetaTokens, "_meta tokens: the whole result")
+
+			call := func(cursor string, part int64) ([]byte, error) {
+				args := map[string]any{"cursor": cursor}
+				if part != 0 {
+					args["part"] = part
+				}
+				res := Call(t, guarded, mcpcore.DefaultNextTool, args)
+				b, err := json.Marshal(res)
+				require.NoError(t, err)
+				n, err := hostile.Tokens(b)
+				require.NoError(t, err)
+				assert.LessOrEqual(t, n, HostileHardCap, "a continuation within the hard cap as a client counts it")
+				if res.IsError {
+					return nil, fmt.Errorf("%s", b)
+				}
+				return []byte(res.Content[0].(*mcp.TextContent).Text), nil
+			}
+			read := func(uri string) ([]byte, error) { return ReadRanges(t, guarded, uri) }
+			blocks, structured, err := follow.Blocks(gotJSON, call, read)
+			require.NoError(t, err)
+			var w struct {
+				Content    json.RawMessage `json:"content"`
+				Structured json.RawMessage `json:"structuredContent"`
+			}
+			require.NoError(t, json.Unmarshal(wantJSON, &w))
+			if structured != nil {
+				assert.JSONEq(t, string(w.Structured), string(structured), "the structured content rebuilt")
+			} else {
+				assert.Empty(t, follow.SameBlocks(blocks, w.Content), "every block rebuilt, in its place")
+			}
+			link := Original(got)
+			require.NotNil(t, link, "a link to the whole result")
+			whole, err := ReadRanges(t, guarded, link.URI)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(WithoutSDKMeta(t, wantJSON)), string(WithoutSDKMeta(t, whole)), "the whole result behind its link")
+		})
+	}
+}
+
+// ReadRanges reads a ctxfit:// resource in ranges of 1,500 bytes, as a
+// client reads a large original in parts, and returns its bytes.
+func ReadRanges(t testing.TB, cs *mcp.ClientSession, uri string) ([]byte, error) {
+	t.Helper()
+	const size = 1500
+	var out []byte
+	for at := 0; ; at += size {
+		r, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: fmt.Sprintf("%s?bytes=%d-%d", uri, at, at+size-1)})
+		if err != nil {
+			if at > 0 && strings.Contains(err.Error(), "past the end") {
+				return out, nil
+			}
+			return nil, err
+		}
+		require.Len(t, r.Contents, 1)
+		piece := []byte(r.Contents[0].Text)
+		if r.Contents[0].Blob != nil {
+			piece = r.Contents[0].Blob
+		}
+		out = append(out, piece...)
+		if len(piece) < size {
+			return out, nil
+		}
+	}
+}
+
+// sdkMetaTokens bounds what an SDK adds to a result's _meta after ctxfit
+// shaped it (its serverInfo).
+const sdkMetaTokens = 40
+
+// WithoutSDKMeta is a result's wire JSON without what an SDK adds to
+// every result after ctxfit shaped it: the _meta key
+// io.modelcontextprotocol/serverInfo, and mcp-go's resultType.
+func WithoutSDKMeta(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	delete(m, "resultType")
+	if meta, ok := m["_meta"].(map[string]any); ok {
+		delete(meta, "io.modelcontextprotocol/serverInfo")
+		if len(meta) == 0 {
+			delete(m, "_meta")
+		}
+	}
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return out
+}
