@@ -22,6 +22,10 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(chatterServerEnv) == "1" {
+		runChatterServer()
+		return
+	}
 	dir, err := os.MkdirTemp("", "ctxfit-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
