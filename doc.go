@@ -56,7 +56,7 @@
 //
 //   - [github.com/ctxfit/ctxfit/budget]: exact token counting (tiktoken's
 //     o200k_base and cl100k_base, about 50 to 100 times faster than
-//     tiktoken-go in the README's benchmark,
+//     tiktoken-go in docs/benchmarks.md,
 //     allocation-free, linear on adversarial input) and the budget itself.
 //   - [github.com/ctxfit/ctxfit/cursor]: opaque continuation tokens,
 //     encrypted and HMAC-SHA256 signed, expiring, bound to the endpoint and

@@ -19,7 +19,7 @@
 // a complete example of each format.
 //
 // The variables, their fields and their defaults are listed by [EnvVars];
-// the README's configuration table is [EnvMarkdown]'s output. [Schema] is
+// the configuration table of docs/configuration.md is [EnvMarkdown]'s output. [Schema] is
 // the file's JSON Schema (config/schema.json, generated from the Go types by
 // go generate), for editors. [Inspect] loads like [Load] but collects every
 // error and reports where each effective setting came from: it is

@@ -16,7 +16,7 @@ import (
 )
 
 // EnvVar describes one CTXFIT_* environment variable: the table behind
-// [FromEnv] and the README's configuration table.
+// [FromEnv] and the configuration table of docs/configuration.md.
 type EnvVar struct {
 	// Name is the variable, e.g. "CTXFIT_HARD_CAP".
 	Name string
@@ -173,11 +173,11 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// EnvVars returns the CTXFIT_* environment variables in README order. The
+// EnvVars returns the CTXFIT_* environment variables in the order of docs/configuration.md's table. The
 // slice is a copy; changing it changes nothing.
 func EnvVars() []EnvVar { return slices.Clone(envVars) }
 
-// EnvMarkdown renders [EnvVars] as the README's Markdown configuration table.
+// EnvMarkdown renders [EnvVars] as the Markdown configuration table of docs/configuration.md.
 func EnvMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| Variable | File key | Form | Default | Description |\n")

@@ -279,8 +279,8 @@ func TestFromEnvErrors(t *testing.T) {
 	})
 }
 
-func TestReadmeHasTheConfigurationTable(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestTheDocsHaveTheConfigurationTable(t *testing.T) {
+	readme, err := os.ReadFile("../docs/configuration.md")
 	require.NoError(t, err)
-	assert.Contains(t, string(readme), config.EnvMarkdown(), "README.md's configuration table is config.EnvMarkdown(); paste it again")
+	assert.Contains(t, string(readme), config.EnvMarkdown(), "docs/configuration.md's table is config.EnvMarkdown(); paste it again")
 }

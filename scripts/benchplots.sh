@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# benchplots.sh: runs the benchmarks behind the README's ratios and draws them
+# benchplots.sh: runs the benchmarks behind the ratios of docs/benchmarks.md and draws them
 # as SVG bar charts in docs/ (scripts/benchplot), keeping the raw output in
 # docs/bench/ so that the charts can be checked against it.
 #
 #   scripts/benchplots.sh
 #
 # About two minutes on two cores. The figures are ratios of two sides
-# measured in the same run, as the README's tables are; rerun after a change
+# measured in the same run, as the tables of docs/benchmarks.md are; rerun after a change
 # that touches a hot path and commit docs/bench/*.txt with the SVGs.
 set -euo pipefail
 cd "$(dirname "$0")/.."

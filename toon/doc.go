@@ -50,7 +50,7 @@
 // indented line per field, which can cost more than compact JSON: the same
 // bookings with their tags as a list (so no table) take about a fifth more
 // tokens as TOON. A caller that chooses between the two should count both,
-// or encode only arrays that are tables. The README has the measurements
+// or encode only arrays that are tables. docs/benchmarks.md has the measurements
 // and the command that makes them.
 //
 // # What round-trips

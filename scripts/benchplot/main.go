@@ -1,4 +1,4 @@
-// Command benchplot draws the README's benchmark ratios as SVG bar charts
+// Command benchplot draws the benchmark ratios of docs/benchmarks.md as SVG bar charts
 // from the output of `go test -bench`, so that the pictures are made from
 // measurements and stay true when the benchmarks are run again.
 //
