@@ -88,7 +88,7 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 	b := s.budgetOf(call.Tool)
 	if shaped != nil {
 		raw = keepStructured(call, original, shaped, func(m json.RawMessage) bool {
-			return gateResultTokens(s.exact(), m, b.HardCap+1) <= b.HardCap
+			return gateResultTokens(s.exact(), m, b.HardCap+1) <= b.HardCap-sdkSlack
 		})
 	}
 	if b.HardCap <= 0 || len(raw) <= b.HardCap || s.optedOut(call.Tool) {
@@ -132,7 +132,7 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 		}
 		return s.gateCut(ctx, call, w, tool, b.HardCap)
 	}
-	if gateResultTokens(c, raw, b.HardCap+1) <= b.HardCap {
+	if gateResultTokens(c, raw, b.HardCap+1) <= b.HardCap-sdkSlack {
 		return raw, nil
 	}
 	return s.gateCut(ctx, call, w, raw, b.HardCap)
@@ -324,7 +324,8 @@ func gateTokens(c budget.Counter, tool string, raw json.RawMessage, limit int) i
 			n += gateBlockTokens(c, m.Content, limit+1-n)
 		}
 	default:
-		return gateResultTokens(c, raw, limit+1)
+		// What an SDK may add to a tool result counts too.
+		return gateResultTokens(c, raw, limit+1) + sdkSlack
 	}
 	return n
 }

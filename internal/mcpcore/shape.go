@@ -491,7 +491,7 @@ func (sh *shaping) seal(results []ctxfit.Result) (Shaped, bool, error) {
 		}
 		tokens = n
 	}
-	if tokens > sh.b.HardCap {
+	if tokens > sh.b.HardCap-sdkSlack {
 		return Shaped{Tokens: tokens}, false, nil
 	}
 	return Shaped{Result: raw, Shaped: true, Results: results, Tokens: tokens, OriginalTokens: sh.tokens}, true, nil
@@ -702,6 +702,12 @@ func (s *Shaper) resultMeta(tool json.RawMessage, results []ctxfit.Result, first
 	out, _ := marshal(m)
 	return out
 }
+
+// sdkSlack is what an SDK's encoding of a result may add to ctxfit's
+// count of it (mcp-go's and the official SDK's own members, such as a
+// result type, their order and number formatting): a shaped result
+// leaves it free under the hard cap.
+const sdkSlack = 48
 
 // continuationReserve is the room a continuation's guidance line and
 // _meta take beside its shaped body.
