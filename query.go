@@ -71,7 +71,7 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 	if err != nil {
 		return nil, 0, queryError(expr, err)
 	}
-	opts := append(withBoundedFunctions(ctx, q, expr), gojq.WithEnvironLoader(func() []string { return nil }))
+	opts := append(withBoundedFunctions(ctx, q, expr, len(data)), gojq.WithEnvironLoader(func() []string { return nil }))
 	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: the query does not compile: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)
@@ -99,6 +99,13 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 				return nil, 0, ctx.Err()
 			}
 			return nil, 0, fmt.Errorf("%w: the query failed on this data: %s; fix the expression (for example guard a step with ? or select)", ErrBadRequest, shorten(err.Error(), 300))
+		}
+		// An array that holds itself twice, doubled forty times, is small
+		// in memory and a terabyte of JSON: measured before it is written.
+		if at, err := jsonAtLeast(ctx, v, maxQueryOutput-len(out)); err != nil {
+			return nil, 0, err
+		} else if len(out)+at > maxQueryOutput {
+			return nil, 0, fmt.Errorf("%w: the query's results are over %d MiB; narrow it (select fewer items or fields)", ErrBadRequest, maxQueryOutput>>20)
 		}
 		b, err := gojq.Marshal(v)
 		if err != nil {
