@@ -25,7 +25,13 @@ import (
 // (the functions gojq runs in one long step are ctxfit's own, which check
 // the context as they go: queryfuncs.go), sees no environment variables
 // ($ENV is empty), reads no other input, and its output is bounded by
-// maxQueryOutput; a query that breaks a limit is a clear error.
+// maxQueryOutput, measured before it is written. No step builds a value
+// past a bound: a string or array that +, *, add or join would make (an
+// array counted at 16 bytes an item), or a JSON text tojson or tostring
+// would write, over max(64 MiB, 4 times the data), or an integer over
+// 2^18 bits (about 78,900 digits, from *), is an error that says so (see
+// minQueryValue, maxQueryIntBits). A query that breaks a limit is a clear
+// error.
 
 // Limits of a query.
 const (
