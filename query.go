@@ -25,7 +25,13 @@ import (
 // (the functions gojq runs in one long step are ctxfit's own, which check
 // the context as they go: queryfuncs.go), sees no environment variables
 // ($ENV is empty), reads no other input, and its output is bounded by
-// maxQueryOutput; a query that breaks a limit is a clear error.
+// maxQueryOutput, measured before it is written. No step builds a value
+// past a bound: a string or array that +, *, add or join would make (an
+// array counted at 16 bytes an item), or a JSON text tojson or tostring
+// would write, over max(64 MiB, 4 times the data), or an integer over
+// 2^18 bits (about 78,900 digits, from *), is an error that says so (see
+// minQueryValue, maxQueryIntBits). A query that breaks a limit is a clear
+// error.
 
 // Limits of a query.
 const (
@@ -71,7 +77,7 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 	if err != nil {
 		return nil, 0, queryError(expr, err)
 	}
-	opts := append(withBoundedFunctions(ctx, q, expr), gojq.WithEnvironLoader(func() []string { return nil }))
+	opts := append(withBoundedFunctions(ctx, q, expr, len(data)), gojq.WithEnvironLoader(func() []string { return nil }))
 	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: the query does not compile: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)
@@ -99,6 +105,13 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 				return nil, 0, ctx.Err()
 			}
 			return nil, 0, fmt.Errorf("%w: the query failed on this data: %s; fix the expression (for example guard a step with ? or select)", ErrBadRequest, shorten(err.Error(), 300))
+		}
+		// An array that holds itself twice, doubled forty times, is small
+		// in memory and a terabyte of JSON: measured before it is written.
+		if at, err := jsonAtLeast(ctx, v, maxQueryOutput-len(out)); err != nil {
+			return nil, 0, err
+		} else if len(out)+at > maxQueryOutput {
+			return nil, 0, fmt.Errorf("%w: the query's results are over %d MiB; narrow it (select fewer items or fields)", ErrBadRequest, maxQueryOutput>>20)
 		}
 		b, err := gojq.Marshal(v)
 		if err != nil {

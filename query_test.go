@@ -154,4 +154,54 @@ func TestAQueryOverALongStringStopsAtItsTimeLimitAndWhenItsClientGoes(t *testing
 	})
 }
 
+func TestAQueryThatBuildsAValueTooLargeForOneStepIsAClearErrorAndGivesItsRoomBack(t *testing.T) {
+	// Each ran past a one-second limit in one step of gojq, or wrote more
+	// than the results may hold before it was measured: "x" * 1000000000
+	// for 19 s and a gigabyte, the squaring (exact big integers) for
+	// 3.6 s, the doubling for 1.3 s.
+	for _, tc := range []struct{ query, says string }{
+		{`"x" * 1000000000`, "more than its limit"},
+		{`reduce range(40) as $i (3; . * .)`, "compute with smaller numbers"},
+		{`reduce range(40) as $i ("x"; . + .)`, "more than its limit"},
+		{`reduce range(40) as $i ([0]; . + .) | length`, "more than its limit"},
+		{`.s = "x" * 1000000 | .s *= 1000 | .s | length`, "more than its limit"},
+		{`[range(100) | "x" * 1000000] | add | length`, "more than its limit"},
+		{`[range(100) | "x" * 1000000] | join(",") | length`, "more than its limit"},
+		{`reduce range(40) as $i (0; [., .]) | tojson | length`, "more than its limit"},
+		{`reduce range(40) as $i (0; [., .])`, "results are over 16 MiB"},
+	} {
+		t.Run(tc.query+" fails at once and frees its slot", func(t *testing.T) {
+			// A time limit far past what the query takes within its bound:
+			// it must end with its bound's error, not the time-out.
+			g, _ := newGuard(t, ctxfit.Config{MaxConcurrentShaping: 1, AdmissionWait: ctxfit.Duration(time.Millisecond),
+				ShapeTimeout: ctxfit.Duration(20 * time.Second)})
+			errc := make(chan error, 1)
+			go func() {
+				_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: tc.query}, serve([]byte(`{"a":1}`), "application/json"))
+				errc <- err
+			}()
+			err := receive(t, errc, "the query's outcome")
+			require.ErrorIs(t, err, ctxfit.ErrBadRequest)
+			p := ctxfit.ProblemOf(err, ctxfit.Params{})
+			assert.Equal(t, 400, p.Status)
+			assert.Contains(t, p.Detail, tc.says)
+			res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: ".a * 2"}, serve([]byte(`{"a":1}`), "application/json"))
+			require.NoError(t, err, "the only slot is free again")
+			assert.Equal(t, "[2]", string(res.Body))
+		})
+	}
+	// a - b over arrays compares every item of a with every one of b: for
+	// lists of 100,000 items, in 10^10 comparisons, which check the context.
+	t.Run("a difference of long arrays ends with a time-out error at its time limit", func(t *testing.T) {
+		g, _ := newGuard(t, ctxfit.Config{ShapeTimeout: ctxfit.Duration(time.Second)})
+		errc := make(chan error, 1)
+		go func() {
+			_, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: `[range(100000)] - [range(100000) | -1]`},
+				serve([]byte(`{"a":1}`), "application/json"))
+			errc <- err
+		}()
+		require.ErrorIs(t, receive(t, errc, "the query's outcome"), ctxfit.ErrShapeTimeout)
+	})
+}
+
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -3,6 +3,9 @@ package ctxfit
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -73,24 +76,24 @@ def inside($a): . as $b | $a | contains($b);
 // defines again.
 var boundedFuncNames = []string{"match", "capture", "scan", "split", "sub", "index", "indices", "contains", "inside"}
 
-// withBoundedFunctions adds ctxfit's own functions to q, the query expr,
-// and returns the compiler options they need; they check ctx as they go.
-// A query that names none of them (most) is left alone: compiling the
-// definitions costs more than compiling a small query.
-func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string) []gojq.CompilerOption {
-	named := false
-	for _, name := range boundedFuncNames {
-		named = named || strings.Contains(expr, name)
+// withBoundedFunctions adds ctxfit's own functions and operators to q,
+// the query expr over data of n bytes, and returns the compiler options
+// they need; they check ctx as they go. A query that uses none of them is
+// left alone: compiling the definitions costs more than compiling a small
+// query.
+func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, n int) []gojq.CompilerOption {
+	var defs []*gojq.FuncDef
+	if rewriteOps(q) || namesAny(expr, opFuncNames) {
+		defs = append(defs, parseDefs(jqOpDefs).FuncDefs...)
 	}
-	if !named {
+	if namesAny(expr, boundedFuncNames) {
+		defs = append(defs, parseDefs(jqDefs).FuncDefs...)
+	}
+	if len(defs) == 0 {
 		return nil
 	}
-	defs, err := gojq.Parse(jqDefs)
-	if err != nil {
-		panic("ctxfit: jqDefs: " + err.Error())
-	}
-	q.FuncDefs = append(defs.FuncDefs, q.FuncDefs...)
-	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
+	q.FuncDefs = append(defs, q.FuncDefs...)
+	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}, limit: queryValueLimit(n)}
 	return []gojq.CompilerOption{
 		gojq.WithFunction("_ctxfit_match", 2, 2, x.match),
 		gojq.WithFunction("_ctxfit_splits", 2, 2, x.splits),
@@ -98,7 +101,32 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string) []goj
 		gojq.WithFunction("_ctxfit_indices", 1, 1, x.occurrences("indices")),
 		gojq.WithFunction("_ctxfit_index", 1, 1, x.occurrences("index")),
 		gojq.WithFunction("_ctxfit_rindex", 1, 1, x.occurrences("rindex")),
+		gojq.WithFunction("_ctxfit_add", 2, 2, x.arithmetic('+')),
+		gojq.WithFunction("_ctxfit_subtract", 2, 2, x.arithmetic('-')),
+		gojq.WithFunction("_ctxfit_multiply", 2, 2, x.arithmetic('*')),
+		gojq.WithFunction("_ctxfit_sum", 0, 0, x.sum),
+		gojq.WithFunction("_ctxfit_joined", 1, 1, x.joined),
+		gojq.WithFunction("_ctxfit_written", 0, 0, x.written),
 	}
+}
+
+// namesAny reports whether expr holds any of the words.
+func namesAny(expr string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(expr, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseDefs parses definitions of ctxfit's (a constant: it parses).
+func parseDefs(src string) *gojq.Query {
+	defs, err := gojq.Parse(src)
+	if err != nil {
+		panic("ctxfit: query definitions: " + err.Error())
+	}
+	return defs
 }
 
 // jqFuncs holds the regular expressions a query compiled, and the
@@ -107,6 +135,7 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string) []goj
 type jqFuncs struct {
 	ctx   context.Context
 	cache map[[2]string]*jqMatcher
+	limit int // bytes of JSON of a value one step builds: queryValueLimit
 }
 
 // maxRegexCache bounds the regular expressions a query keeps compiled.
@@ -598,4 +627,384 @@ func occurrences(ctx context.Context, n, m int, eq, self func(i, j int) bool) ([
 		}
 	}
 	return at, nil
+}
+
+// A jq operator is one step of gojq, however large its operands: "x" *
+// 1000000000 built a string of a gigabyte in 19 seconds, and a reduce that
+// squared an integer (big integers: gojq's results are exact) or doubled
+// a string ran past the query's time limit in a few steps. ctxfit
+// rewrites a query's +, - and * (and +=, -=, *=) into calls of jqOpDefs,
+// which check their operands in Go, then apply gojq's operator: the same
+// results, in the same order, for every value within the bounds below.
+// Past them an operator is an error that says so (try catches it, as it
+// catches gojq's own). add and join, which concatenate in one step, are
+// checked the same way, and so are tojson and tostring, which write a
+// value out in one step (an array that holds itself twice, doubled
+// thirty times, is small in memory and a gigabyte of JSON); a - b over
+// two arrays compares every item of one with every item of the other,
+// and ctxfit's does so checking the context.
+
+// Bounds of one step of a query.
+const (
+	// minQueryValue bounds a value one step builds, in bytes of its JSON
+	// (of memory for an array: arrayItemBytes an item): this much, or four
+	// times the data's size when larger.
+	minQueryValue = 64 << 20
+	// maxQueryIntBits bounds an integer a step builds (about 78,900
+	// decimal digits).
+	maxQueryIntBits = 1 << 18
+)
+
+// arrayItemBytes is what an item of an array counts for in a value's
+// size: the memory it takes, more than its JSON's at least 2 bytes.
+const arrayItemBytes = 16
+
+// queryValueLimit is the bound of the JSON of a value a query over data
+// of n bytes builds in one step.
+func queryValueLimit(n int) int { return max(minQueryValue, 4*n) }
+
+// jqOpDefs shadow gojq's operators and the functions above. A binary
+// operator in a definition's body is gojq's own (the query is rewritten,
+// not these); _ctxfit_add0 and the like are gojq's functions, named
+// before they are defined again.
+const jqOpDefs = `
+def _add(l; r): r as $r | l as $l | _ctxfit_add($l; $r) | $l + $r;
+def _subtract(l; r): r as $r | l as $l | _ctxfit_subtract($l; $r) | if . == null then $l - $r else . end;
+def _multiply(l; r): r as $r | l as $l | _ctxfit_multiply($l; $r) | $l * $r;
+def _ctxfit_add0: add;
+def _ctxfit_join0($x): join($x);
+def _ctxfit_tojson0: tojson;
+def _ctxfit_tostring0: tostring;
+def add: _ctxfit_sum | _ctxfit_add0;
+def add(f): [f] | add;
+def join($x): _ctxfit_joined($x) | _ctxfit_join0($x);
+def tojson: _ctxfit_written | _ctxfit_tojson0;
+def tostring: _ctxfit_written | _ctxfit_tostring0;
+.`
+
+// opFuncNames are words in a query that call what jqOpDefs defines
+// without an operator the rewrite sees: the update-assignments
+// (+= and the like call _add by name), add, join, tojson, tostring.
+var opFuncNames = []string{"=", "add", "join", "tojson", "tostring"}
+
+// rewriteOps turns every +, - and * of q into a call of jqOpDefs'
+// _add, _subtract or _multiply, with the same operands; gojq compiles
+// both into a call with the operands as arguments, evaluated in the same
+// order. It reports whether it rewrote any.
+func rewriteOps(q *gojq.Query) bool {
+	found := false
+	var query func(*gojq.Query)
+	var term func(*gojq.Term)
+	queries := func(qs ...*gojq.Query) {
+		for _, q := range qs {
+			query(q)
+		}
+	}
+	str := func(s *gojq.String) {
+		if s != nil {
+			queries(s.Queries...)
+		}
+	}
+	index := func(i *gojq.Index) {
+		if i != nil {
+			str(i.Str)
+			queries(i.Start, i.End)
+		}
+	}
+	var patterns func([]*gojq.Pattern)
+	patterns = func(ps []*gojq.Pattern) {
+		for _, p := range ps {
+			if p == nil {
+				continue
+			}
+			patterns(p.Array)
+			for _, o := range p.Object {
+				str(o.KeyString)
+				query(o.KeyQuery)
+				patterns([]*gojq.Pattern{o.Val})
+			}
+		}
+	}
+	query = func(q *gojq.Query) {
+		if q == nil {
+			return
+		}
+		for _, fd := range q.FuncDefs {
+			query(fd.Body)
+		}
+		term(q.Term)
+		queries(q.Left, q.Right)
+		patterns(q.Patterns)
+		name := map[gojq.Operator]string{gojq.OpAdd: "_add", gojq.OpSub: "_subtract", gojq.OpMul: "_multiply"}[q.Op]
+		if name != "" && q.Term == nil {
+			found = true
+			args := []*gojq.Query{q.Left, q.Right}
+			*q = gojq.Query{Meta: q.Meta, Imports: q.Imports, FuncDefs: q.FuncDefs,
+				Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: name, Args: args}}}
+		}
+	}
+	term = func(t *gojq.Term) {
+		if t == nil {
+			return
+		}
+		index(t.Index)
+		if t.Func != nil {
+			queries(t.Func.Args...)
+		}
+		if t.Object != nil {
+			for _, kv := range t.Object.KeyVals {
+				str(kv.KeyString)
+				queries(kv.KeyQuery, kv.Val)
+			}
+		}
+		if t.Array != nil {
+			query(t.Array.Query)
+		}
+		if t.Unary != nil {
+			term(t.Unary.Term)
+		}
+		str(t.Str)
+		if t.If != nil {
+			queries(t.If.Cond, t.If.Then, t.If.Else)
+			for _, e := range t.If.Elif {
+				queries(e.Cond, e.Then)
+			}
+		}
+		if t.Try != nil {
+			queries(t.Try.Body, t.Try.Catch)
+		}
+		if t.Reduce != nil {
+			queries(t.Reduce.Query, t.Reduce.Start, t.Reduce.Update)
+			patterns(t.Reduce.Patterns)
+		}
+		if t.Foreach != nil {
+			queries(t.Foreach.Query, t.Foreach.Start, t.Foreach.Update, t.Foreach.Extract)
+			patterns(t.Foreach.Patterns)
+		}
+		if t.Label != nil {
+			query(t.Label.Body)
+		}
+		query(t.Query)
+		for _, s := range t.SuffixList {
+			index(s.Index)
+		}
+	}
+	query(q)
+	return found
+}
+
+// tooLarge is the error of a step that would build a value of at least n
+// bytes (its JSON, or 16 bytes an item for an array), over the query's
+// bound.
+func (x *jqFuncs) tooLarge(n int) error {
+	return fmt.Errorf("the query builds a value of %d bytes or more, more than its limit of %d; select less before you join, add, repeat or write out values", n, x.limit)
+}
+
+// arithmetic is _ctxfit_add($l; $r), _ctxfit_subtract or
+// _ctxfit_multiply, as op says: null, after which gojq's operator runs,
+// or an error when its result would break a bound. For a - b over arrays
+// it computes the difference itself, checking the context, and answers
+// it: its input is then that difference.
+func (x *jqFuncs) arithmetic(op byte) func(any, []any) any {
+	return func(_ any, args []any) any {
+		l, r := args[0], args[1]
+		switch op {
+		case '+':
+			n := 0
+			switch l := l.(type) {
+			case string:
+				if r, ok := r.(string); ok {
+					n = len(l) + len(r) + 2
+				}
+			case []any:
+				if r, ok := r.([]any); ok {
+					n = arrayItemBytes * (len(l) + len(r))
+				}
+			}
+			if n > x.limit {
+				return x.tooLarge(n)
+			}
+		case '-':
+			a, ok := l.([]any)
+			b, ok2 := r.([]any)
+			if ok && ok2 && len(b) > 0 {
+				d, err := x.difference(a, b)
+				if err != nil {
+					return err
+				}
+				return d
+			}
+		case '*':
+			if s, n, ok := repeated(l, r); ok {
+				if size := float64(len(s))*min(n, math.MaxInt32) + 2; size > float64(x.limit) {
+					return x.tooLarge(int(min(size, math.MaxInt64/2)))
+				}
+			}
+			if bl, br := intBits(l), intBits(r); bl > 0 && br > 0 && bl+br > maxQueryIntBits {
+				return fmt.Errorf("the query builds an integer of about %d digits, more than %d; compute with smaller numbers",
+					int(float64(bl+br)*math.Log10(2)), int(maxQueryIntBits*math.Log10(2)))
+			}
+		}
+		return nil
+	}
+}
+
+// repeated returns the string and the count of gojq's string repetition
+// s * n (or n * s).
+func repeated(l, r any) (string, float64, bool) {
+	if s, ok := l.(string); ok {
+		n, ok := gojq.ToFloat64(r)
+		return s, n, ok
+	}
+	if s, ok := r.(string); ok {
+		n, ok := gojq.ToFloat64(l)
+		return s, n, ok
+	}
+	return "", 0, false
+}
+
+// intBits is the length in bits of an integer of gojq, or 0 for any other
+// value.
+func intBits(v any) int {
+	switch v := v.(type) {
+	case int:
+		if v < 0 {
+			v = -(v + 1)
+		}
+		return bits.Len(uint(v)) + 1
+	case *big.Int:
+		return v.BitLen()
+	}
+	return 0
+}
+
+// difference is a - b as gojq computes it: the items of a equal to no item
+// of b, in order. It stops with the context's error when it ends.
+func (x *jqFuncs) difference(a, b []any) ([]any, error) {
+	d := make([]any, 0, len(a))
+	steps := 0
+next:
+	for _, v := range a {
+		for _, w := range b {
+			if steps++; steps%1024 == 0 {
+				if err := x.ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			if gojq.Compare(v, w) == 0 {
+				continue next
+			}
+		}
+		d = append(d, v)
+	}
+	return d, nil
+}
+
+// sum is _ctxfit_sum: its input, or an error when add would concatenate
+// strings or arrays into more than the bound.
+func (x *jqFuncs) sum(v any, _ []any) any {
+	n := 0
+	each(v, func(w any) {
+		switch w := w.(type) {
+		case string:
+			n += len(w)
+		case []any:
+			n += arrayItemBytes * len(w)
+		}
+	})
+	if n > x.limit {
+		return x.tooLarge(n)
+	}
+	return v
+}
+
+// joined is _ctxfit_joined($x): its input, or an error when join($x)
+// would build a string longer than the bound.
+func (x *jqFuncs) joined(v any, args []any) any {
+	sep, _ := args[0].(string)
+	n := 0
+	each(v, func(w any) {
+		n += len(sep) + 1
+		if s, ok := w.(string); ok {
+			n += len(s)
+		}
+	})
+	if n > x.limit {
+		return x.tooLarge(n)
+	}
+	return v
+}
+
+// each calls f with the items of an array or the values of an object.
+func each(v any, f func(any)) {
+	switch v := v.(type) {
+	case []any:
+		for _, w := range v {
+			f(w)
+		}
+	case map[string]any:
+		for _, w := range v {
+			f(w)
+		}
+	}
+}
+
+// written is _ctxfit_written: its input, or an error when its JSON is
+// longer than the bound.
+func (x *jqFuncs) written(v any, _ []any) any {
+	if n, err := jsonAtLeast(x.ctx, v, x.limit); err != nil {
+		return err
+	} else if n > x.limit {
+		return x.tooLarge(n)
+	}
+	return v
+}
+
+// jsonAtLeast returns a lower bound of the length of v's JSON: the length
+// itself for strings, numbers and literals without escapes, or as soon as
+// it passes limit, a bound over limit. It visits at most about limit
+// values (a value held many times is visited each time, as it is
+// written), and stops with ctx's error when ctx ends.
+func jsonAtLeast(ctx context.Context, v any, limit int) (int, error) {
+	n, steps := 0, 0
+	var walk func(any) error
+	walk = func(v any) error {
+		if steps++; steps%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		switch v := v.(type) {
+		case string:
+			n += len(v) + 2
+		case []any:
+			n += 1 + len(v)
+			for _, w := range v {
+				if n > limit {
+					return nil
+				}
+				if err := walk(w); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			n += 1 + len(v)
+			for k, w := range v {
+				if n > limit {
+					return nil
+				}
+				n += len(k) + 3
+				if err := walk(w); err != nil {
+					return err
+				}
+			}
+		case *big.Int:
+			n += v.BitLen() * 3 / 10
+		default:
+			n++
+		}
+		return nil
+	}
+	err := walk(v)
+	return n, err
 }

@@ -21,7 +21,7 @@ func compileJQ(t testing.TB, expr string, own bool) *gojq.Code {
 	require.NoError(t, err)
 	var opts []gojq.CompilerOption
 	if own {
-		opts = withBoundedFunctions(context.Background(), q, expr)
+		opts = withBoundedFunctions(context.Background(), q, expr, 0)
 	}
 	code, err := gojq.Compile(q, opts...)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestAQueryDefinesItsOwnFunctionsOverTheRegularExpressionOnes(t *testing.T) 
 func TestARegularExpressionFunctionStopsBetweenMatchesWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}}
+	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}, limit: queryValueLimit(0)}
 	for name, f := range map[string]func(any, []any) any{"match": x.match, "splits": x.splits} {
 		t.Run(name+" answers the context's error", func(t *testing.T) {
 			v := f(strings.Repeat("x", 1000), []any{"x", "g"})
@@ -173,4 +173,39 @@ func BenchmarkQueryFunctions(b *testing.B) {
 			})
 		}
 	}
+}
+
+func TestTheOperatorsAnswerAsGojqDoes(t *testing.T) {
+	values := []string{`null`, `true`, `0`, `1`, `-1`, `2.5`, `9223372036854775807`, `-9223372036854775808`, `123456789012345678901234567890`,
+		`""`, `"ab"`, `"a,b"`, `[]`, `[1,2,1]`, `[[1],{"a":1}]`, `{}`, `{"a":1}`, `{"a":{"b":1},"c":2}`, `{"a":{"c":3}}`, `3`, `0.5`, `-2`}
+	exprs := []string{`%[1]s + %[2]s`, `%[1]s - %[2]s`, `%[1]s * %[2]s`, `%[1]s / %[2]s`, `%[1]s %% %[2]s`,
+		`[.[]?] as $x | try (%[1]s + $x) catch "caught: \(.)"`,
+		`{"v": %[1]s} | .v += %[2]s`, `{"v": %[1]s} | .v -= %[2]s`, `{"v": %[1]s} | .v *= %[2]s`, `[%[1]s] | .[0] *= (%[2]s, 2)`,
+		`(%[1]s, %[2]s) * (%[2]s, 3)`, `reduce (%[1]s, %[2]s) as $x (0; . + ($x | length))`, `[%[1]s, %[2]s] | add`,
+		`[%[1]s, %[2]s] | map(tostring) | join(",")`, `[%[1]s, %[2]s] | tojson`, `[%[1]s, %[2]s] | add(.[])`,
+		`def f: . * 2; [%[1]s | f?] + [%[2]s - 1]`, `"\(%[1]s + %[2]s)"`, `[paths] | length + (%[1]s | tostring | length)`,
+		`try (error("l") + error("r")) catch .`, `path(.a + 1)`, `path(.a - 1)`, `[limit(3; repeat(. * 2))]`}
+	n := 0
+	for _, expr := range exprs {
+		for _, a := range values {
+			for _, b := range values {
+				e, _, _ := strings.Cut(fmt.Sprintf(expr, a, b), "%!(EXTRA") // an expression may leave an operand out
+				theirs, ours := compileJQ(t, e, false), compileJQ(t, e, true)
+				for _, in := range []any{nil, map[string]any{"a": 1}} {
+					want, got := results(t, theirs, in), results(t, ours, in)
+					if strings.Contains(got, "error: the query builds") {
+						// Past the bounds: gojq's own answer is an error too
+						// (a string over 2 GiB), or a value over the bound.
+						assert.True(t, strings.HasPrefix(want, "error: ") || len(want) > queryValueLimit(0), "%s over %#v", e, in)
+						continue
+					}
+					if !assert.Equal(t, want, got, "%s over %#v", e, in) {
+						return
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", n)
 }
