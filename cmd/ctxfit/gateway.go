@@ -43,15 +43,7 @@ streamable HTTP at http://ADDR/mcp with a health report at
 http://ADDR/healthz and Prometheus metrics at http://ADDR/metrics (the
 gateway's ctxfit_gateway_* series beside the guard's ctxfit_* ones).
 
-In --listen mode a session belongs to the credential of the request that
-made it (its Authorization header, the --credential-cookies and its TLS
-client certificate, or none): a request with another credential is
-answered 404, as for a session that does not exist. --auth-tokens-env NAME
-refuses (401) every MCP request without Authorization: Bearer and one of
-the comma-separated tokens of $NAME; without it, put an authenticating
-server in front. /healthz shows counts and states, never a session ID or a
-credential.
-
+` + listenCredentialsHelp + `
 MCP_TRANSPORT=http (or streamable-http, http-sse) with MCP_PORT=PORT
 (1024-65535) serves streamable HTTP on 127.0.0.1:PORT when --listen is not
 given; MCP_TRANSPORT=stdio is the default.

@@ -42,7 +42,17 @@ the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp (a session per client, each with its own
 upstream session) with a health report at http://ADDR/healthz.
 
-In --listen mode a session belongs to the credential of the request that
+` + listenCredentialsHelp + `
+Settings come from the defaults, then the file of --config (or
+CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below; the
+file is watched and reloaded when it changes.
+
+Flags:
+`
+
+// listenCredentialsHelp is the paragraph of the proxy's and the gateway's
+// help on who may use a --listen session.
+const listenCredentialsHelp = `In --listen mode a session belongs to the credential of the request that
 made it (its Authorization header, the --credential-cookies and its TLS
 client certificate, or none): a request with another credential is
 answered 404, as for a session that does not exist. --auth-tokens-env NAME
@@ -50,12 +60,6 @@ refuses (401) every MCP request without Authorization: Bearer and one of
 the comma-separated tokens of $NAME; without it, put an authenticating
 server in front. /healthz shows counts and states, never a session ID or a
 credential.
-
-Settings come from the defaults, then the file of --config (or
-CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below; the
-file is watched and reloaded when it changes.
-
-Flags:
 `
 
 // proxyFlags are the command line of `ctxfit proxy`.
