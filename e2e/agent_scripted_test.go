@@ -37,9 +37,14 @@ import (
 // Settings of the scripted agent: a small window, so that a few documents
 // fill it.
 const (
-	scriptedContextTokens = 6000
+	scriptedContextTokens = 5000
 	scriptedReplyTokens   = 500
 	scriptedHardCap       = 1500
+	// scriptedThreshold shapes each read_doc result (about 2,000 tokens)
+	// to about 840 (the whole result counted); the 20-message cap keeps
+	// five turns, and five such results overflow the 5,000-token window,
+	// so they are cleared (in 6,000 tokens they fit).
+	scriptedThreshold = 800
 )
 
 // The agent's session header and the Redis keys of its sessions.
@@ -159,7 +164,7 @@ func startScriptedAgent(t *testing.T, args ...string) *scriptedAgent {
 	all := append([]string{"-provider", f.provider.URL, "-mcp", "docs=" + f.mcp.URL,
 		"-context-tokens", strconv.Itoa(scriptedContextTokens), "-reply-tokens", strconv.Itoa(scriptedReplyTokens),
 		"-max-steps", "40", "-rate", "1000", "-call-timeout", "1m", "-health-interval", "1h", "-log-arguments", "-redis="}, args...)
-	url, logs := runAgent(ctx, t, append(cleanEnv(), "CTXFIT_THRESHOLD=800", "CTXFIT_HARD_CAP="+strconv.Itoa(scriptedHardCap)), all...)
+	url, logs := runAgent(ctx, t, append(cleanEnv(), "CTXFIT_THRESHOLD="+strconv.Itoa(scriptedThreshold), "CTXFIT_HARD_CAP="+strconv.Itoa(scriptedHardCap)), all...)
 	f.url, f.logs = strings.TrimSuffix(url, "/v1"), logs
 	return f
 }

@@ -204,7 +204,7 @@ test('resources/read of the link to a huge original answers ranges within the ha
   writeFileSync(file, JSON.stringify({ endpoints: [{ match: 'read_log', threshold: 1000, hardCap: HARD_CAP }] }));
   const proxy = await connect(ctxfit, ['proxy', '--config', file, '--', mcpserver, '-raw']);
   const direct = await connect(mcpserver, ['-raw']);
-  const want = (await direct.callTool({ name: 'read_log', arguments: {} })).content[0].text;
+  const want = await direct.callTool({ name: 'read_log', arguments: {} });
   const first = await proxy.callTool({ name: 'read_log', arguments: {} });
   const link = first.content.find((c) => c.type === 'resource_link' && c._meta?.['dev.ctxfit/original']);
   assert.ok(link, 'a shaped result links its original');
@@ -223,7 +223,11 @@ test('resources/read of the link to a huge original answers ranges within the ha
     }
   }
   assert.ok(reads > 1, 'the original is over the hard cap: read in ranges');
-  assert.equal(got, want, 'the ranges rebuild the original, character for character');
+  // The link leads to the whole result as the server sent it (its content
+  // list included): its text is the log, character for character.
+  const whole = JSON.parse(got);
+  assert.deepEqual(whole, want, 'the ranges rebuild the whole result');
+  assert.equal(whole.content[0].text, want.content[0].text, 'the log, character for character');
 });
 
 test('an MCP App page passes the proxy unchanged', async () => {
