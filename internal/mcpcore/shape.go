@@ -612,7 +612,7 @@ func (s *Shaper) hold(ctx context.Context, call Call, i int, bl *block) error {
 // shrink is the room a shaped body gets on the next try, when with room
 // the result came to tokens, over the hard cap.
 func (sh *shaping) shrink(room, tokens int) int {
-	return min(room-1, int(float64(room)*float64(sh.b.HardCap)/float64(max(tokens, 1))*0.95))
+	return min(room-1, int(float64(room)*float64(sh.b.HardCap-sdkSlack)/float64(max(tokens, 1))*0.95))
 }
 
 // minShare is the smallest threshold a shaped body of a result gets, when
