@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -224,34 +223,11 @@ func (p *Proxy) describe() string {
 	case p.up.Command != nil:
 		return "stdio: " + p.up.Command.Path
 	case p.up.URL != "" && p.up.SSE:
-		return "sse: " + redactURL(p.up.URL)
+		return "sse: " + redact.Endpoint(p.up.URL)
 	case p.up.URL != "":
-		return "streamable-http: " + redactURL(p.up.URL)
+		return "streamable-http: " + redact.Endpoint(p.up.URL)
 	}
 	return "custom"
-}
-
-// redactURL returns raw with its user, password, query values and
-// fragment replaced by "redacted": any of them may be a credential.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	if u.User != nil {
-		u.User = url.User("redacted")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"redacted"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	if u.Fragment != "" {
-		u.Fragment, u.RawFragment = "redacted", ""
-	}
-	return u.String()
 }
 
 // HealthHandler serves [Proxy.Health] as JSON, always with status 200 (it

@@ -128,6 +128,32 @@ func URL(raw string) string {
 	return u.String()
 }
 
+// Endpoint returns raw, a URL a report shows (an upstream's address), with
+// its user, password, every query value and its fragment replaced by
+// "redacted" (bare: brackets would be escaped in a URL): in an address any
+// of them may be a credential, whatever its name. A string that is not a
+// URL is "(an unparsable URL)".
+func Endpoint(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "redacted", ""
+	}
+	return u.String()
+}
+
 // JSON returns args, a JSON value, for a log: at any depth, the value of a
 // member whose name is secret ([SecretName], or one of extra) is
 // [Redacted], the value of a member named cursor is its [Digest], and

@@ -108,3 +108,16 @@ func TestDigestIsShortAndStable(t *testing.T) {
 	assert.NotEqual(t, d, redact.Digest("another cursor"))
 	assert.Len(t, d, len("sha256:")+12)
 }
+
+func TestEndpointRedactsEverythingThatMayBeACredential(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"user, password, query values and fragment", "https://alice:hunter2@h/mcp?token=s3cret&v=1#frag", "https://redacted@h/mcp?token=redacted&v=redacted#redacted"},
+		{"a plain address stays", "http://127.0.0.1:9/sse", "http://127.0.0.1:9/sse"},
+		{"an unparsable URL is not echoed", "http://[::1", "(an unparsable URL)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, redact.Endpoint(c.in))
+		})
+	}
+}
