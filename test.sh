@@ -93,6 +93,9 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && ! git diff --quiet -- 
   exit 1
 fi
 
+section "release: every published module at a throwaway version as a module proxy; go install and go get from it, offline"
+scripts/releasecheck.sh
+
 section "load test (short)"
 scripts/load.sh --short
 
