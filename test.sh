@@ -31,10 +31,13 @@ done
 # apt_install PACKAGE COMMAND: installs the Debian package when COMMAND is missing.
 apt_install() {
   if command -v "$2" >/dev/null; then return 0; fi
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update && apt-get install -y "$1"
-  elif command -v sudo >/dev/null; then
-    sudo apt-get update && sudo apt-get install -y "$1"
+  local sudo="" out
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo=sudo; fi
+  if [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; then
+    echo "installing $1"
+    # quiet: apt's progress is hundreds of lines; its output is shown when it fails
+    out=$($sudo env DEBIAN_FRONTEND=noninteractive apt-get -qq update 2>&1 &&
+      $sudo env DEBIAN_FRONTEND=noninteractive apt-get -qq install -y "$1" 2>&1) || { echo "$out"; return 1; }
   else
     echo "$2 is missing and cannot be installed (not root, no sudo)"
     return 1
@@ -50,18 +53,18 @@ promtool check rules monitoring/alerts.yml
 (cd monitoring && promtool test rules alerts_test.yml)
 
 section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
-(cd e2e/ts && npm ci --no-audit --no-fund)
+(cd e2e/ts && npm ci --no-audit --no-fund --loglevel=error)
 
-# gotest ARGS...: go test ARGS, its output as it comes; when it fails, a summary follows at the end (where a
-# long log is read first): the failed tests, the panics, and the tests a timeout caught running.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# gotest ARGS...: go test -json ARGS through scripts/testsum: a line per package, the whole output of each failed
+# test (nothing of those that passed), the failed tests listed at the end of the section (where a long log is read
+# first); the counts add up for the closing line.
+tools=$(mktemp -d)
+counts="$tools/counts"
+go build -o "$tools/testsum" ./scripts/testsum
+closing() { echo "== [$((SECONDS - start)) s] $("$tools/testsum" -total "$counts")"; rm -rf "$tools"; }
+trap closing EXIT
 gotest() {
-  if go test "$@" 2>&1 | tee "$log"; then return 0; fi   # pipefail: the status is go test's
-  echo "== go test $* failed; summary:"
-  grep -E -e '^-test\.shuffle' -e '^\s*--- FAIL' -e '^(FAIL|panic:|fatal error:)' "$log" || true
-  awk '/^\trunning tests:/ {on=1; print; next} on && /^\t\t/ {print; next} {on=0}' "$log"
-  return 1
+  go test -json "$@" 2>&1 | "$tools/testsum" -counts "$counts"   # pipefail: fails when a test or a build failed
 }
 
 section "go test -race (every package but e2e)"
@@ -83,7 +86,7 @@ section "benchmarks of every package, once each (they check their own output; th
 out=$(go test "$all" -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
 
 section "benchmarks module (comparison with langchaingo; its tests check the ratio's inputs)"
-(cd benchmarks && export GOWORK=off && go vet ./... && go test -count=1 ./...)   # its own module, outside the workspace
+(cd benchmarks && export GOWORK=off && go vet ./... && gotest -count=1 ./...)   # its own module, outside the workspace
 
 section "go doc leaves the checkout as it was (go.work.sum holds every sum the workspace's module graph needs)"
 go doc github.com/ctxfit/ctxfit >/dev/null

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSummarizeShowsFailuresOnlyAndCountsEveryTest(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"run","Package":"p","Test":"TestOK"}`,
+		`{"Action":"output","Package":"p","Test":"TestOK","Output":"a log of a passing test\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestOK"}`,
+		`{"Action":"output","Package":"p","Test":"TestBad","Output":"    bad_test.go:9: want 1, got 2\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestBad"}`,
+		`{"Action":"skip","Package":"p","Test":"TestLater"}`,
+		`{"Action":"output","Package":"p","Output":"PASS\n"}`,
+		`{"Action":"output","Package":"p","Output":"FAIL\tp\t0.1s\n"}`,
+		`{"Action":"fail","Package":"p"}`,
+		`go: downloading example.com/m v1.0.0`,
+	}, "\n")
+	var out strings.Builder
+	c, failed, err := summarize(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	assert.True(t, failed)
+	assert.Equal(t, counts{Passed: 1, Failed: 1, Skipped: 1}, c)
+	assert.Equal(t, "    bad_test.go:9: want 1, got 2\nFAIL\tp\t0.1s\ngo: downloading example.com/m v1.0.0\n== 1 failed:\n   p.TestBad\n", out.String())
+}
+
+func TestABuildFailureFails(t *testing.T) {
+	in := `{"ImportPath":"p [p.test]","Action":"build-output","Output":"x.go:1: syntax error\n"}
+{"ImportPath":"p [p.test]","Action":"build-fail"}`
+	var out strings.Builder
+	_, failed, err := summarize(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	assert.True(t, failed)
+	assert.Equal(t, "x.go:1: syntax error\n", out.String())
+}
