@@ -91,6 +91,7 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 	failed := false
 	var failures []string
 	held := map[string]*strings.Builder{} // output of running tests, by package and test
+	shuffle := map[string]string{}        // each package's -test.shuffle line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for sc.Scan() {
@@ -106,7 +107,12 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 			io.WriteString(w, e.Output)
 		case e.Action == "build-fail":
 			failed = true
+		case e.Test == "" && e.Action == "output" && strings.HasPrefix(e.Output, "-test.shuffle "):
+			shuffle[e.Package] = e.Output // shown if the package fails: the seed repeats the order
 		case e.Test == "" && e.Action == "output":
+			if strings.HasPrefix(e.Output, "FAIL") {
+				io.WriteString(w, shuffle[e.Package])
+			}
 			if !quiet(e.Output) {
 				io.WriteString(w, e.Output)
 			}

@@ -16,6 +16,9 @@ func TestSummarizeShowsFailuresOnlyAndCountsEveryTest(t *testing.T) {
 		`{"Action":"output","Package":"p","Test":"TestBad","Output":"    bad_test.go:9: want 1, got 2\n"}`,
 		`{"Action":"fail","Package":"p","Test":"TestBad"}`,
 		`{"Action":"skip","Package":"p","Test":"TestLater"}`,
+		`{"Action":"output","Package":"p","Output":"-test.shuffle 42\n"}`,
+		`{"Action":"output","Package":"q","Output":"-test.shuffle 7\n"}`,
+		`{"Action":"output","Package":"q","Output":"ok  \tq\t0.1s\n"}`,
 		`{"Action":"output","Package":"p","Output":"PASS\n"}`,
 		`{"Action":"output","Package":"p","Output":"FAIL\tp\t0.1s\n"}`,
 		`{"Action":"fail","Package":"p"}`,
@@ -26,7 +29,7 @@ func TestSummarizeShowsFailuresOnlyAndCountsEveryTest(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, failed)
 	assert.Equal(t, counts{Passed: 1, Failed: 1, Skipped: 1}, c)
-	assert.Equal(t, "    bad_test.go:9: want 1, got 2\nFAIL\tp\t0.1s\ngo: downloading example.com/m v1.0.0\n== 1 failed:\n   p.TestBad\n", out.String())
+	assert.Equal(t, "    bad_test.go:9: want 1, got 2\nok  \tq\t0.1s\n-test.shuffle 42\nFAIL\tp\t0.1s\ngo: downloading example.com/m v1.0.0\n== 1 failed:\n   p.TestBad\n", out.String())
 }
 
 func TestABuildFailureFails(t *testing.T) {
