@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/examples/bookings"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // buildHTTPServer builds examples/httpserver once per run, beside the
@@ -71,14 +71,14 @@ func TestGatewayServesTheExampleHTTPServerFromItsOwnDocument(t *testing.T) {
 	args := map[string]any{}
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 100, "too many API pages")
-		first := mcptest.Call(t, cs, "listBookings", args)
-		require.False(t, first.IsError, mcptest.Texts(t, first))
+		first := mcpfittest.Call(t, cs, "listBookings", args)
+		require.False(t, first.IsError, mcpfittest.Texts(t, first))
 		require.Equal(t, "pagination", first.Meta["dev.ctxfit/strategy"], "an API page of ~3,900 tokens is over the gateway's threshold")
 		var page struct {
 			Items      []json.RawMessage `json:"items"`
 			NextCursor *string           `json:"nextCursor"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(mcptest.Rebuild(t, cs, first, hardCap)), &page))
+		require.NoError(t, json.Unmarshal([]byte(mcpfittest.Rebuild(t, cs, first, hardCap)), &page))
 		all = append(all, page.Items...)
 		if page.NextCursor == nil {
 			break
@@ -90,14 +90,14 @@ func TestGatewayServesTheExampleHTTPServerFromItsOwnDocument(t *testing.T) {
 	assert.Equal(t, bookings.Bookings(), got, "every booking, once, in order")
 
 	t.Run("invalid arguments are refused before the call", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "42"})
+		res := mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "42"})
 		require.True(t, res.IsError)
-		assert.Contains(t, mcptest.Texts(t, res)[0], `Argument "id" (got "42") should be a string that matches the pattern ^BK[0-9]{5}$`)
+		assert.Contains(t, mcpfittest.Texts(t, res)[0], `Argument "id" (got "42") should be a string that matches the pattern ^BK[0-9]{5}$`)
 	})
 	t.Run("a missing booking is the API's 404", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK99999"})
+		res := mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "BK99999"})
 		require.True(t, res.IsError)
-		assert.Contains(t, mcptest.Texts(t, res)[0], "Error api_error: GET /api/v1/bookings/{id} answered 404 Not Found")
+		assert.Contains(t, mcpfittest.Texts(t, res)[0], "Error api_error: GET /api/v1/bookings/{id} answered 404 Not Found")
 	})
 }
 

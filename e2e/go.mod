@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/internal/testing/llmtest v0.0.0-00010101000000-000000000000
-	github.com/ctxfit/ctxfit/internal/testing/mcptest v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpclientfit v0.0.0-00010101000000-000000000000
+	github.com/ctxfit/ctxfit/mcpfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpgoclientfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/openaifit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/store/redisstore v0.0.0-00010101000000-000000000000
@@ -56,7 +56,6 @@ replace (
 	github.com/ctxfit/ctxfit/examples/mcpserver => ../examples/mcpserver
 	github.com/ctxfit/ctxfit/gateway => ../gateway
 	github.com/ctxfit/ctxfit/internal/testing/llmtest => ../internal/testing/llmtest
-	github.com/ctxfit/ctxfit/internal/testing/mcptest => ../internal/testing/mcptest
 	github.com/ctxfit/ctxfit/mcpclientfit => ../mcpclientfit
 	github.com/ctxfit/ctxfit/mcpfit => ../mcpfit
 	github.com/ctxfit/ctxfit/mcpgoclientfit => ../mcpgoclientfit

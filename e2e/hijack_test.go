@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // bearer is an http.RoundTripper that sends Authorization: Bearer token.
@@ -121,7 +121,7 @@ func TestAnotherCredentialCannotUseASession(t *testing.T) {
 				"her stream":                     {http.MethodGet, ""},
 				"the end of her session":         {http.MethodDelete, ""},
 			}
-			if link := mcptest.Original(first); link != nil {
+			if link := mcpfittest.Original(first); link != nil {
 				attempts["her held-back original"] = struct{ method, body string }{http.MethodPost, rpc(92, "resources/read", map[string]any{"uri": link.URI})}
 			}
 			for what, a := range attempts {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // TestTheMCPGoServerExampleOverStdioWithTheOfficialClient runs
@@ -34,7 +34,7 @@ func TestTheMCPGoServerExampleOverStdioWithTheOfficialClient(t *testing.T) {
 	// shaped bodies (the first text block of each result).
 	follow := func(t *testing.T, tool string, args map[string]any) []string {
 		t.Helper()
-		return mcptest.Bodies(t, mcptest.Follow(t, guarded, tool, args, hardCap))
+		return mcpfittest.Bodies(t, mcpfittest.Follow(t, guarded, tool, args, hardCap))
 	}
 
 	for _, status := range []string{"", "confirmed"} {
@@ -42,7 +42,7 @@ func TestTheMCPGoServerExampleOverStdioWithTheOfficialClient(t *testing.T) {
 			args := map[string]any{"status": status}
 			bodies := follow(t, "list_bookings", args)
 			require.Greater(t, len(bodies), 1)
-			assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
+			assert.Equal(t, exampleTexts(t, mcpfittest.Call(t, raw, "list_bookings", args))[0], mcpfittest.JoinItems(t, bodies, "items"))
 		})
 	}
 	t.Run("read_log is chunked and the chunks are the log byte for byte", func(t *testing.T) {
@@ -56,22 +56,22 @@ func TestTheMCPGoServerExampleOverStdioWithTheOfficialClient(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(body), &ch))
 			got.WriteString(ch.Content)
 		}
-		assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "read_log", nil))[0], got.String())
+		assert.Equal(t, exampleTexts(t, mcpfittest.Call(t, raw, "read_log", nil))[0], got.String())
 	})
 	t.Run("search_bookings is paged inside its structured content", func(t *testing.T) {
 		args := map[string]any{"query": ""}
-		first := mcptest.Call(t, guarded, "search_bookings", args)
-		assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "search_bookings", args))[0], mcptest.Rebuild(t, guarded, first, hardCap))
+		first := mcpfittest.Call(t, guarded, "search_bookings", args)
+		assert.Equal(t, exampleTexts(t, mcpfittest.Call(t, raw, "search_bookings", args))[0], mcpfittest.Rebuild(t, guarded, first, hardCap))
 	})
 	t.Run("get_booking is summarized and ctxfit_details returns it whole", func(t *testing.T) {
 		args := map[string]any{"id": "BK00042"}
-		res := mcptest.Call(t, guarded, "get_booking", args)
+		res := mcpfittest.Call(t, guarded, "get_booking", args)
 		require.False(t, res.IsError)
 		assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-		assert.LessOrEqual(t, mcptest.Tokens(t, res), hardCap)
-		full := mcptest.Call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcptest.DetailsCursor(res), "fields": "all"})
+		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), hardCap)
+		full := mcpfittest.Call(t, guarded, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcpfittest.DetailsCursor(res), "fields": "all"})
 		require.False(t, full.IsError, "%v", exampleTexts(t, full))
-		assert.Equal(t, exampleTexts(t, mcptest.Call(t, raw, "get_booking", args))[0], exampleTexts(t, full)[0])
+		assert.Equal(t, exampleTexts(t, mcpfittest.Call(t, raw, "get_booking", args))[0], exampleTexts(t, full)[0])
 	})
 	t.Run("tools/list advertises the continuation tools and the rewritten output schema", func(t *testing.T) {
 		list, err := guarded.ListTools(context.Background(), nil)
@@ -92,7 +92,7 @@ func TestTheMCPGoServerExampleOverStdioWithTheOfficialClient(t *testing.T) {
 			"-raw serves without ctxfit")
 	})
 	t.Run("a bad cursor is a tool error with a suggestion", func(t *testing.T) {
-		res := mcptest.Call(t, guarded, mcpcore.DefaultNextTool, map[string]any{"cursor": "garbage"})
+		res := mcpfittest.Call(t, guarded, mcpcore.DefaultNextTool, map[string]any{"cursor": "garbage"})
 		require.True(t, res.IsError)
 		var e mcpcore.Error
 		b, err := json.Marshal(res.StructuredContent)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // TestTheMCPServerExampleOverStdioLosesNothingAndStaysUnderTheHardCap runs
@@ -33,46 +33,46 @@ func TestTheMCPServerExampleOverStdioLosesNothingAndStaysUnderTheHardCap(t *test
 // rebuild what raw answers, byte for byte and within the hard cap. A
 // non-empty skipLog skips following read_log, with that reason.
 func bookingToolsLoseNothing(t *testing.T, guardedCS, rawCS *mcp.ClientSession, skipLog string) {
-	guarded, raw := mcptest.Session{T: t, CS: guardedCS}, mcptest.Session{T: t, CS: rawCS}
+	guarded, raw := mcpfittest.Session{T: t, CS: guardedCS}, mcpfittest.Session{T: t, CS: rawCS}
 	t.Run("list_bookings pages reproduce the list", func(t *testing.T) {
-		guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
+		guarded, raw := mcpfittest.Session{T: t, CS: guarded.CS}, mcpfittest.Session{T: t, CS: raw.CS}
 		for _, args := range []map[string]any{{}, {"status": "pending"}} {
 			bodies := guarded.Follow("list_bookings", args, ctxfit.DefaultHardCap)
 			require.Greater(t, len(bodies), 1)
-			assert.Equal(t, mcptest.Texts(t, raw.Call("list_bookings", args))[0], mcptest.JoinItems(t, bodies, "items"))
+			assert.Equal(t, mcpfittest.Texts(t, raw.Call("list_bookings", args))[0], mcpfittest.JoinItems(t, bodies, "items"))
 		}
 	})
 	t.Run("search_bookings pages reproduce the structured results", func(t *testing.T) {
-		guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
+		guarded, raw := mcpfittest.Session{T: t, CS: guarded.CS}, mcpfittest.Session{T: t, CS: raw.CS}
 		args := map[string]any{"query": ""}
 		first := guarded.Call("search_bookings", args)
-		assert.Equal(t, mcptest.Texts(t, raw.Call("search_bookings", args))[0], mcptest.Rebuild(t, guarded.CS, first, ctxfit.DefaultHardCap))
+		assert.Equal(t, mcpfittest.Texts(t, raw.Call("search_bookings", args))[0], mcpfittest.Rebuild(t, guarded.CS, first, ctxfit.DefaultHardCap))
 	})
 	t.Run("read_log chunks reproduce the log byte for byte", func(t *testing.T) {
 		if skipLog != "" {
 			t.Skip(skipLog)
 		}
-		guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
+		guarded, raw := mcpfittest.Session{T: t, CS: guarded.CS}, mcpfittest.Session{T: t, CS: raw.CS}
 		bodies := guarded.Follow("read_log", nil, ctxfit.DefaultHardCap)
 		require.Greater(t, len(bodies), 10)
-		assert.Equal(t, mcptest.Texts(t, raw.Call("read_log", nil))[0], mcptest.JoinChunks(t, bodies))
+		assert.Equal(t, mcpfittest.Texts(t, raw.Call("read_log", nil))[0], mcpfittest.JoinChunks(t, bodies))
 	})
 	t.Run("get_booking is summarized and ctxfit_details returns all of it", func(t *testing.T) {
-		guarded, raw := mcptest.Session{T: t, CS: guarded.CS}, mcptest.Session{T: t, CS: raw.CS}
+		guarded, raw := mcpfittest.Session{T: t, CS: guarded.CS}, mcpfittest.Session{T: t, CS: raw.CS}
 		args := map[string]any{"id": "BK00007"}
 		res := guarded.Call("get_booking", args)
 		assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-		texts := mcptest.Texts(t, res)
+		texts := mcpfittest.Texts(t, res)
 		require.Len(t, texts, 2)
-		assert.LessOrEqual(t, mcptest.Count(strings.Join(texts, "\n")), ctxfit.DefaultHardCap)
+		assert.LessOrEqual(t, mcpfittest.Count(strings.Join(texts, "\n")), ctxfit.DefaultHardCap)
 		call := regexp.MustCompile(`call ctxfit_details with (\{.*\}) \(or`).FindStringSubmatch(texts[1])
 		require.NotNil(t, call, texts[1])
 		var in map[string]any
 		require.NoError(t, json.Unmarshal([]byte(call[1]), &in))
 		in["fields"] = "all"
 		full := guarded.Call(mcpcore.DefaultDetailsTool, in)
-		require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
-		assert.Equal(t, mcptest.Texts(t, raw.Call("get_booking", args))[0], mcptest.Texts(t, full)[0])
+		require.False(t, full.IsError, "%v", mcpfittest.Texts(t, full))
+		assert.Equal(t, mcpfittest.Texts(t, raw.Call("get_booking", args))[0], mcpfittest.Texts(t, full)[0])
 	})
 }
 
@@ -87,7 +87,7 @@ func TestTheMCPServerExampleServesStreamableHTTP(t *testing.T) {
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	s := mcptest.Session{T: t, CS: cs}
+	s := mcpfittest.Session{T: t, CS: cs}
 	bodies := s.Follow("list_bookings", map[string]any{"status": "cancelled"}, ctxfit.DefaultHardCap)
 	assert.Greater(t, len(bodies), 1)
 }

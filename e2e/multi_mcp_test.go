@@ -19,9 +19,9 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/internal/testing/redistest"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // proxyInstance runs `ctxfit proxy -- mcpserver -raw` over stdio with the
@@ -53,17 +53,17 @@ func proxyInstance(t *testing.T, bins map[string]string, env ...string) *mcp.Cli
 func followAcross(t *testing.T, tool string, args any, sessions ...*mcp.ClientSession) []string {
 	t.Helper()
 	var bodies []string
-	res := mcptest.Call(t, sessions[0], tool, args)
+	res := mcpfittest.Call(t, sessions[0], tool, args)
 	for n := 1; ; n++ {
 		require.Less(t, n, 2000, "too many continuations")
-		require.False(t, res.IsError, "result is an error: %v", mcptest.Texts(t, res))
-		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		bodies = append(bodies, mcptest.Texts(t, res)[0])
-		next := mcptest.NextCursor(res)
+		require.False(t, res.IsError, "result is an error: %v", mcpfittest.Texts(t, res))
+		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
+		bodies = append(bodies, mcpfittest.Texts(t, res)[0])
+		next := mcpfittest.NextCursor(res)
 		if next == "" {
 			return bodies
 		}
-		res = mcptest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+		res = mcpfittest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	}
 }
 
@@ -77,13 +77,13 @@ func rebuildAcross(t *testing.T, first *mcp.CallToolResult, sessions ...*mcp.Cli
 		if part != 0 {
 			args["part"] = part
 		}
-		res := mcptest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, args)
+		res := mcpfittest.Call(t, sessions[n%len(sessions)], mcpcore.DefaultNextTool, args)
 		n++
-		require.False(t, res.IsError, "result is an error: %v", mcptest.Texts(t, res))
-		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		return []byte(mcptest.Texts(t, res)[0]), nil
+		require.False(t, res.IsError, "result is an error: %v", mcpfittest.Texts(t, res))
+		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
+		return []byte(mcpfittest.Texts(t, res)[0]), nil
 	}
-	out, _, err := follow.Rebuild([]byte(mcptest.Texts(t, first)[0]), call)
+	out, _, err := follow.Rebuild([]byte(mcpfittest.Texts(t, first)[0]), call)
 	require.NoError(t, err)
 	return string(out), n
 }
@@ -91,7 +91,7 @@ func rebuildAcross(t *testing.T, first *mcp.CallToolResult, sessions ...*mcp.Cli
 // toolError returns the structured error of an isError result.
 func toolError(t *testing.T, res *mcp.CallToolResult) mcpcore.Error {
 	t.Helper()
-	require.True(t, res.IsError, "want a tool error, got %v", mcptest.Texts(t, res))
+	require.True(t, res.IsError, "want a tool error, got %v", mcpfittest.Texts(t, res))
 	b, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
 	var e mcpcore.Error
@@ -102,9 +102,9 @@ func toolError(t *testing.T, res *mcp.CallToolResult) mcpcore.Error {
 // firstToolCursor returns the cursor of tool's first shaped result on cs.
 func firstToolCursor(t *testing.T, cs *mcp.ClientSession, tool string) string {
 	t.Helper()
-	res := mcptest.Call(t, cs, tool, nil)
-	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-	next := mcptest.NextCursor(res)
+	res := mcpfittest.Call(t, cs, tool, nil)
+	require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+	next := mcpfittest.NextCursor(res)
 	require.NotEmpty(t, next, "%s is not shaped", tool)
 	return next
 }
@@ -142,25 +142,25 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 	t.Run("list_bookings pages followed across both proxies reproduce the list", func(t *testing.T) {
 		bodies := followAcross(t, "list_bookings", nil, a, b)
 		require.Greater(t, len(bodies), 1)
-		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", nil))[0], mcptest.JoinItems(t, bodies, "items"))
+		assert.Equal(t, mcpfittest.Texts(t, mcpfittest.Call(t, raw, "list_bookings", nil))[0], mcpfittest.JoinItems(t, bodies, "items"))
 	})
 	t.Run("read_log chunks followed across both proxies reproduce the log byte for byte", func(t *testing.T) {
 		bodies := followAcross(t, "read_log", nil, b, a)
 		require.Greater(t, len(bodies), 10)
-		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "read_log", nil))[0], mcptest.JoinChunks(t, bodies))
+		assert.Equal(t, mcpfittest.Texts(t, mcpfittest.Call(t, raw, "read_log", nil))[0], mcpfittest.JoinChunks(t, bodies))
 	})
 	t.Run("a get_booking summary from one proxy is drilled into on the other and reassembles the booking", func(t *testing.T) {
 		args := map[string]any{"id": "BK00007"}
-		rawText := mcptest.Texts(t, mcptest.Call(t, raw, "get_booking", args))[0]
+		rawText := mcpfittest.Texts(t, mcpfittest.Call(t, raw, "get_booking", args))[0]
 		want := jsonObject(t, rawText)
 
-		res := mcptest.Call(t, a, "get_booking", args)
-		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+		res := mcpfittest.Call(t, a, "get_booking", args)
+		require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 		require.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-		texts := mcptest.Texts(t, res)
+		texts := mcpfittest.Texts(t, res)
 		require.Len(t, texts, 2, "a summary and its guidance line")
-		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "the summary exceeds the hard cap")
-		assert.Less(t, mcptest.Tokens(t, res), mcptest.Count(rawText), "the summary is not smaller than the booking")
+		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap, "the summary exceeds the hard cap")
+		assert.Less(t, mcpfittest.Tokens(t, res), mcpfittest.Count(rawText), "the summary is not smaller than the booking")
 		var shaped struct {
 			Summary map[string]any
 			Meta    struct {
@@ -178,12 +178,12 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 		call := regexp.MustCompile(`call ` + mcpcore.DefaultDetailsTool + ` with (\{.*\}) \(or`).FindStringSubmatch(texts[1])
 		require.NotNil(t, call, texts[1])
 		in := jsonObject(t, call[1])
-		assert.Equal(t, map[string]any{"cursor": mcptest.DetailsCursor(res), "fields": leftOut}, in)
+		assert.Equal(t, map[string]any{"cursor": mcpfittest.DetailsCursor(res), "fields": leftOut}, in)
 
 		// The left-out fields are over the hard cap: pages and parts with
 		// cursors, from b then alternately a and b.
-		drill := mcptest.Call(t, b, mcpcore.DefaultDetailsTool, in)
-		require.False(t, drill.IsError, "%v", mcptest.Texts(t, drill))
+		drill := mcpfittest.Call(t, b, mcpcore.DefaultDetailsTool, in)
+		require.False(t, drill.IsError, "%v", mcpfittest.Texts(t, drill))
 		rebuilt, calls := rebuildAcross(t, drill, a, b)
 		require.Positive(t, calls, "the drill-down came whole: the test no longer crosses proxies")
 		whole := jsonObject(t, rebuilt)
@@ -195,8 +195,8 @@ func TestProxiesSharingASecretAndARedisHonourEachOthersCursors(t *testing.T) {
 		assert.Equal(t, want, whole, "summary from one proxy + left-out fields from both")
 
 		in["fields"] = "all"
-		all := mcptest.Call(t, a, mcpcore.DefaultDetailsTool, in)
-		require.False(t, all.IsError, "%v", mcptest.Texts(t, all))
+		all := mcpfittest.Call(t, a, mcpcore.DefaultDetailsTool, in)
+		require.False(t, all.IsError, "%v", mcpfittest.Texts(t, all))
 		rebuilt, calls = rebuildAcross(t, all, b, a)
 		require.Positive(t, calls)
 		assert.Equal(t, rawText, rebuilt, "the whole booking, byte for byte")
@@ -215,21 +215,21 @@ func TestARotatedSecretKeepsAProxysOldCursorsValidAndARemovedOneIsRejected(t *te
 	rotated := proxyInstance(t, bins, redisEnv(srv, newSecret, oldSecret)...)
 	t.Run("cursors signed with the previous secret are honoured by the rotated proxy", func(t *testing.T) {
 		for tool, cursor := range old {
-			res := mcptest.Call(t, rotated, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
-			assert.False(t, res.IsError, "%s: %v", tool, mcptest.Texts(t, res))
-			assert.NotEmpty(t, mcptest.NextCursor(res), tool)
+			res := mcpfittest.Call(t, rotated, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
+			assert.False(t, res.IsError, "%s: %v", tool, mcpfittest.Texts(t, res))
+			assert.NotEmpty(t, mcpfittest.NextCursor(res), tool)
 		}
 	})
 	t.Run("a cursor signed with the new secret is honoured by another rotated proxy", func(t *testing.T) {
 		other := proxyInstance(t, bins, redisEnv(srv, newSecret, oldSecret)...)
-		res := mcptest.Call(t, other, mcpcore.DefaultNextTool, map[string]any{"cursor": firstToolCursor(t, rotated, "list_bookings")})
-		assert.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+		res := mcpfittest.Call(t, other, mcpcore.DefaultNextTool, map[string]any{"cursor": firstToolCursor(t, rotated, "list_bookings")})
+		assert.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 	})
 
 	removed := proxyInstance(t, bins, redisEnv(srv, newSecret)...)
 	t.Run("cursors signed with a removed secret are a cursor_invalid tool error", func(t *testing.T) {
 		for tool, cursor := range old {
-			res := mcptest.Call(t, removed, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
+			res := mcpfittest.Call(t, removed, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
 			assert.Equal(t, "cursor_invalid", toolError(t, res).Code, tool)
 		}
 	})
@@ -251,24 +251,24 @@ func TestWhenRedisGoesDownAProxysContinuationsAreRetryableToolErrorsAndTheProxyR
 		assert.Positive(t, e.Data.RetryAfter)
 	}
 	t.Run("a result to shape is a store_unavailable tool error, not an over-budget pass-through", func(t *testing.T) {
-		assertStoreUnavailable(t, mcptest.Call(t, cs, "list_bookings", nil))
+		assertStoreUnavailable(t, mcpfittest.Call(t, cs, "list_bookings", nil))
 	})
 	t.Run("a continuation is a store_unavailable tool error", func(t *testing.T) {
-		assertStoreUnavailable(t, mcptest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor}))
+		assertStoreUnavailable(t, mcpfittest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor}))
 	})
 	t.Run("a small result needs no store and passes through", func(t *testing.T) {
 		args := map[string]any{"status": "unknown"}
-		res := mcptest.Call(t, cs, "list_bookings", args)
-		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", args)), mcptest.Texts(t, res))
+		res := mcpfittest.Call(t, cs, "list_bookings", args)
+		require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+		assert.Equal(t, mcpfittest.Texts(t, mcpfittest.Call(t, raw, "list_bookings", args)), mcpfittest.Texts(t, res))
 	})
 
 	require.NoError(t, srv.Restart())
 	t.Run("the proxy recovers by itself once Redis is back on the same port", func(t *testing.T) {
 		require.Eventually(t, func() bool {
-			return !mcptest.Call(t, cs, "list_bookings", nil).IsError
+			return !mcpfittest.Call(t, cs, "list_bookings", nil).IsError
 		}, 10*time.Second, 50*time.Millisecond)
 		bodies := followAcross(t, "list_bookings", nil, cs)
-		assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", nil))[0], mcptest.JoinItems(t, bodies, "items"))
+		assert.Equal(t, mcpfittest.Texts(t, mcpfittest.Call(t, raw, "list_bookings", nil))[0], mcpfittest.JoinItems(t, bodies, "items"))
 	})
 }

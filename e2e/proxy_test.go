@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // proxyConfig is the proxy's settings file: the examples' own endpoint
@@ -88,7 +88,7 @@ func TestTheProxyServesStreamableHTTP(t *testing.T) {
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	s := mcptest.Session{T: t, CS: cs}
+	s := mcpfittest.Session{T: t, CS: cs}
 	bodies := s.Follow("list_bookings", map[string]any{"status": "cancelled"}, ctxfit.DefaultHardCap)
 	assert.Greater(t, len(bodies), 1)
 }

@@ -20,8 +20,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // patience bounds the waits for something that happens in the background.
@@ -45,7 +45,7 @@ func TestARedirectToAnotherOriginIsNotFollowedAndTheOtherHostGetsNoCredentials(t
 			}, &gateway.Options{Client: c.client, Header: http.Header{
 				"Authorization": {"Bearer s3cret"}, "X-Api-Key": {"k3y"}, "Cookie": {"sid=1"},
 			}})
-			e := toolError(t, mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
+			e := toolError(t, mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
 			require.Len(t, api.requests(), 1)
 			assert.Len(t, other.requests(), before, "the other host received nothing")
 			assert.Equal(t, gateway.CodeAPIError, e.Code)
@@ -63,9 +63,9 @@ func TestARedirectToAnotherOriginIsNotFollowedAndTheOtherHostGetsNoCredentials(t
 			}
 			jsonReply(200, order)(w, r)
 		}, &gateway.Options{Header: http.Header{"X-Api-Key": {"k3y"}}})
-		res := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "old"})
-		require.False(t, res.IsError, mcptest.Texts(t, res))
-		assert.Equal(t, order, mcptest.Texts(t, res)[0])
+		res := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "old"})
+		require.False(t, res.IsError, mcpfittest.Texts(t, res))
+		assert.Equal(t, order, mcpfittest.Texts(t, res)[0])
 		reqs := api.requests()
 		require.Len(t, reqs, 2)
 		assert.Equal(t, "/v2/orders/o1", reqs[1].Path)
@@ -77,7 +77,7 @@ func TestAPathArgumentCannotLeaveTheOperationsPath(t *testing.T) {
 	api, gw, cs := shop(t, jsonReply(200, order), &gateway.Options{CacheTTL: -1})
 	for _, id := range []string{"..", ".", "", "../admin", "a/../../items", "./o1", "o1/..", `..\items`, "%2e%2e", "%2E%2E%2Fitems", "..%2f.."} {
 		t.Run(fmt.Sprintf("%q is refused", id), func(t *testing.T) {
-			e := toolError(t, mcptest.Call(t, cs, "getOrder", map[string]any{"id": id}))
+			e := toolError(t, mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": id}))
 			assert.Equal(t, gateway.CodeParameterInvalid, e.Code)
 			assert.Equal(t, "id", e.Data.Parameter)
 			assert.Contains(t, e.Message, "would take GET /orders/{id} out of its path")
@@ -96,8 +96,8 @@ func TestAPathArgumentCannotLeaveTheOperationsPath(t *testing.T) {
 		"%41":     "/v2/orders/%2541",
 	} {
 		t.Run(fmt.Sprintf("%q is sent, escaped", id), func(t *testing.T) {
-			res := mcptest.Call(t, cs, "getOrder", map[string]any{"id": id})
-			require.False(t, res.IsError, mcptest.Texts(t, res))
+			res := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": id})
+			require.False(t, res.IsError, mcpfittest.Texts(t, res))
 			reqs := api.requests()
 			assert.Equal(t, raw, reqs[len(reqs)-1].RawPath)
 		})
@@ -131,7 +131,7 @@ func TestGzipBombsUnderConcurrencyCostAtMostTheirBounds(t *testing.T) {
 	results := make([]*mcp.CallToolResult, calls)
 	var wg sync.WaitGroup
 	for i := range calls {
-		wg.Go(func() { results[i] = mcptest.Call(t, cs, "getOrder", map[string]any{"id": fmt.Sprint("o", i)}) })
+		wg.Go(func() { results[i] = mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": fmt.Sprint("o", i)}) })
 	}
 	wg.Wait()
 	codes := map[string]int{}
@@ -155,13 +155,13 @@ func TestGzipBombsUnderConcurrencyCostAtMostTheirBounds(t *testing.T) {
 	assert.LessOrEqual(t, st.PeakBufferedBytes, int64(maxBuffered), "never more buffered at once than the budget")
 
 	t.Run("the budget is given back: one bomb alone is read up to its bound", func(t *testing.T) {
-		e := toolError(t, mcptest.Call(t, cs, "getOrder", map[string]any{"id": "alone"}))
+		e := toolError(t, mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "alone"}))
 		assert.Equal(t, gateway.CodeAnswerTooLarge, e.Code, e.Message)
 	})
 	t.Run("the budget is given back: a small answer is read afterwards", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "small"})
-		require.False(t, res.IsError, mcptest.Texts(t, res))
-		assert.Equal(t, order, mcptest.Texts(t, res)[0])
+		res := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "small"})
+		require.False(t, res.IsError, mcpfittest.Texts(t, res))
+		assert.Equal(t, order, mcpfittest.Texts(t, res)[0])
 	})
 	t.Run("an answer whose length is announced over the bound is not read", func(t *testing.T) {
 		big := `"` + strings.Repeat("x", maxResponse) + `"`
@@ -169,7 +169,7 @@ func TestGzipBombsUnderConcurrencyCostAtMostTheirBounds(t *testing.T) {
 			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
 			jsonReply(200, big)(w, r)
 		}, &gateway.Options{MaxResponseBytes: maxResponse})
-		e := toolError(t, mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
+		e := toolError(t, mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
 		assert.Equal(t, gateway.CodeAnswerTooLarge, e.Code)
 		assert.Zero(t, gw.Stats().PeakBufferedBytes, "nothing buffered")
 	})
@@ -218,7 +218,7 @@ func TestCallsBeyondMaxCallsWaitForAFreeOne(t *testing.T) {
 	results := make([]*mcp.CallToolResult, calls)
 	var wg sync.WaitGroup
 	for i := range calls {
-		wg.Go(func() { results[i] = mcptest.Call(t, cs, "getOrder", map[string]any{"id": fmt.Sprint("o", i)}) })
+		wg.Go(func() { results[i] = mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": fmt.Sprint("o", i)}) })
 	}
 	require.Eventually(t, func() bool {
 		return api.inFlight.Load() == 2 && strings.Count(logs.String(), "waiting for a free call") == calls-2
@@ -226,7 +226,7 @@ func TestCallsBeyondMaxCallsWaitForAFreeOne(t *testing.T) {
 	api.Open()
 	wg.Wait()
 	for _, res := range results {
-		require.False(t, res.IsError, mcptest.Texts(t, res))
+		require.False(t, res.IsError, mcpfittest.Texts(t, res))
 	}
 	assert.Len(t, api.requests(), calls, "every call was made in the end")
 	assert.Equal(t, int64(2), api.most.Load(), "never more than two at once")
@@ -240,7 +240,7 @@ func TestCallsBeyondMaxCallsWaitForAFreeOne(t *testing.T) {
 		})
 		var first *mcp.CallToolResult
 		done := make(chan struct{})
-		go func() { defer close(done); first = mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}) }()
+		go func() { defer close(done); first = mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}) }()
 		require.Eventually(t, func() bool { return api.inFlight.Load() == 1 }, patience, 10*time.Millisecond)
 
 		ctx, cancel := context.WithCancel(t.Context())
@@ -257,7 +257,7 @@ func TestCallsBeyondMaxCallsWaitForAFreeOne(t *testing.T) {
 
 		api.Open()
 		<-done
-		require.False(t, first.IsError, mcptest.Texts(t, first))
+		require.False(t, first.IsError, mcpfittest.Texts(t, first))
 		assert.Len(t, api.requests(), 1, "the call whose client went was never made")
 	})
 }
@@ -266,7 +266,7 @@ func TestACallStopsAtItsTimeLimitAndWhenTheClientGoes(t *testing.T) {
 	t.Run("the time limit ends the API request", func(t *testing.T) {
 		api := newBlockingAPI(t)
 		_, cs := connect(t, loadShop(t), newGuard(t, ctxfit.Config{}), &gateway.Options{BaseURL: api.URL, Timeout: 50 * time.Millisecond})
-		e := toolError(t, mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
+		e := toolError(t, mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
 		assert.Equal(t, gateway.CodeAPIUnreachable, e.Code)
 		assert.Equal(t, http.StatusGatewayTimeout, e.Data.Status)
 		require.Eventually(t, func() bool { return api.ended.Load() == 1 }, patience, 10*time.Millisecond, "the API saw the request end")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 const order = `{"id":"o1","customer":"Ada","lines":[{"sku":"ABC-1","quantity":2}],"total":{"amount":12.5,"currency":"EUR"}}`
@@ -56,7 +56,7 @@ func TestInvalidArgumentsAreToolErrorsAModelCanRetryFrom(t *testing.T) {
 			gateway.ErrorData{Parameter: "status", Value: `"` + strings.Repeat("z", 76) + "…", Expected: `one of "open", "shipped", "cancelled"`, Status: 400}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := mcptest.Call(t, cs, c.tool, c.args)
+			res := mcpfittest.Call(t, cs, c.tool, c.args)
 			e := toolError(t, res)
 			assert.Equal(t, gateway.CodeParameterInvalid, e.Code)
 			assert.Equal(t, c.want.Parameter, e.Data.Parameter)
@@ -68,19 +68,19 @@ func TestInvalidArgumentsAreToolErrorsAModelCanRetryFrom(t *testing.T) {
 			}
 			assert.NotEmpty(t, e.Data.Suggestion)
 			assert.Equal(t, 400, e.Data.Status)
-			text := mcptest.Texts(t, res)[0]
+			text := mcpfittest.Texts(t, res)[0]
 			assert.Contains(t, text, `Argument "`+c.want.Parameter+`"`)
 			assert.Contains(t, text, e.Data.Suggestion)
 		})
 	}
 	t.Run("a tool without an output schema has the error as structured content too", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "list_orders_v2", map[string]any{"status": "lost"})
+		res := mcpfittest.Call(t, cs, "list_orders_v2", map[string]any{"status": "lost"})
 		var e gateway.Error
 		require.NoError(t, json.Unmarshal(mustJSON(t, res.StructuredContent), &e))
 		assert.Equal(t, "status", e.Data.Parameter)
 	})
 	t.Run("a tool with one does not (a client would check it against the success schema)", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getOrder", map[string]any{})
+		res := mcpfittest.Call(t, cs, "getOrder", map[string]any{})
 		assert.Nil(t, res.StructuredContent)
 	})
 	assert.Empty(t, api.requests(), "nothing invalid reaches the API")
@@ -99,44 +99,44 @@ func TestAValidCallIsOneRequestWithTheRightMethodPathQueryHeadersAndBody(t *test
 	}, &gateway.Options{Header: http.Header{"Authorization": {"Bearer s3cret"}}})
 
 	t.Run("query parameters, arrays repeated or joined, and header parameters", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "list_orders_v2", map[string]any{
+		res := mcpfittest.Call(t, cs, "list_orders_v2", map[string]any{
 			"status": "open", "tag": []any{"a b", "c&d"}, "ids": []any{1, 2}, "limit": 10, "X-Request-Id": "r-1",
 		})
-		require.False(t, res.IsError, mcptest.Texts(t, res))
+		require.False(t, res.IsError, mcpfittest.Texts(t, res))
 		got := api.requests()[len(api.requests())-1]
 		assert.Equal(t, "GET", got.Method)
 		assert.Equal(t, "/v2/orders", got.Path)
 		assert.Equal(t, "ids=1%2C2&limit=10&status=open&tag=a+b&tag=c%26d", got.Query)
 		assert.Equal(t, "r-1", got.Header.Get("X-Request-Id"))
 		assert.Equal(t, "Bearer s3cret", got.Header.Get("Authorization"))
-		assert.Equal(t, "[]", mcptest.Texts(t, res)[0])
+		assert.Equal(t, "[]", mcpfittest.Texts(t, res)[0])
 	})
 	t.Run("path parameters are escaped", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "a b/c?d", "query_id": "q"})
-		require.False(t, res.IsError, mcptest.Texts(t, res))
+		res := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "a b/c?d", "query_id": "q"})
+		require.False(t, res.IsError, mcpfittest.Texts(t, res))
 		got := api.requests()[len(api.requests())-1]
 		assert.Equal(t, "/v2/orders/a%20b%2Fc%3Fd", got.RawPath)
 		assert.Equal(t, "id=q", got.Query)
 	})
 	t.Run("the body is sent as JSON", func(t *testing.T) {
 		body := map[string]any{"customer": "Ada", "lines": []any{map[string]any{"sku": "ABC-1", "quantity": 2}}, "payment": map[string]any{"iban": "DE00"}}
-		res := mcptest.Call(t, cs, "createOrder", map[string]any{"body": body})
-		require.False(t, res.IsError, mcptest.Texts(t, res))
+		res := mcpfittest.Call(t, cs, "createOrder", map[string]any{"body": body})
+		require.False(t, res.IsError, mcpfittest.Texts(t, res))
 		got := api.requests()[len(api.requests())-1]
 		assert.Equal(t, "POST", got.Method)
 		assert.Equal(t, "application/json", got.Header.Get("Content-Type"))
 		assert.JSONEq(t, string(mustJSON(t, body)), got.Body)
 	})
 	t.Run("an object answer is the structured content of a tool with an output schema", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+		res := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
 		assert.JSONEq(t, order, string(mustJSON(t, res.StructuredContent)))
-		assert.Equal(t, order, mcptest.Texts(t, res)[0])
+		assert.Equal(t, order, mcpfittest.Texts(t, res)[0])
 	})
 	t.Run("PUT and DELETE are sent as such", func(t *testing.T) {
-		mcptest.Call(t, cs, "replaceOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "replaceOrder", map[string]any{"id": "o1"})
 		assert.Equal(t, "PUT", api.requests()[len(api.requests())-1].Method)
 		assert.Empty(t, api.requests()[len(api.requests())-1].Body, "no body argument, no body")
-		mcptest.Call(t, cs, "deleteOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "deleteOrder", map[string]any{"id": "o1"})
 		assert.Equal(t, "DELETE", api.requests()[len(api.requests())-1].Method)
 	})
 }
@@ -168,7 +168,7 @@ func TestAnswersOutside2xxAreToolErrorsWithStatusExcerptAndSuggestion(t *testing
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, gw, cs := shop(t, jsonReply(c.status, c.body), nil)
-			res := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o9"})
+			res := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o9"})
 			e := toolError(t, res)
 			assert.Equal(t, gateway.CodeAPIError, e.Code)
 			assert.Equal(t, c.status, e.Data.Status)
@@ -184,7 +184,7 @@ func TestAnswersOutside2xxAreToolErrorsWithStatusExcerptAndSuggestion(t *testing
 		api := newFakeAPI(t, jsonReply(200, "{}"))
 		api.Close()
 		_, cs := connect(t, loadShop(t), newGuard(t, ctxfit.Config{}), &gateway.Options{BaseURL: api.URL, Timeout: time.Minute})
-		e := toolError(t, mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
+		e := toolError(t, mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"}))
 		assert.Equal(t, gateway.CodeAPIUnreachable, e.Code)
 		assert.NotContains(t, e.Message, api.URL, "the URL is not repeated")
 		assert.NotEmpty(t, e.Data.Suggestion)
@@ -196,16 +196,16 @@ func TestGETResultsAreCachedAndOthersAreNot(t *testing.T) {
 	clock := func() time.Time { return now }
 	api, gw, cs := shop(t, jsonReply(200, order), &gateway.Options{Now: clock})
 
-	first := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
-	again := mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
-	assert.Equal(t, mcptest.Texts(t, first), mcptest.Texts(t, again))
+	first := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+	again := mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+	assert.Equal(t, mcpfittest.Texts(t, first), mcpfittest.Texts(t, again))
 	assert.Len(t, api.requests(), 1, "the second GET is served from the cache")
 
-	mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o2"})
+	mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o2"})
 	assert.Len(t, api.requests(), 2, "other arguments, another entry")
 
-	mcptest.Call(t, cs, "replaceOrder", map[string]any{"id": "o1"})
-	mcptest.Call(t, cs, "replaceOrder", map[string]any{"id": "o1"})
+	mcpfittest.Call(t, cs, "replaceOrder", map[string]any{"id": "o1"})
+	mcpfittest.Call(t, cs, "replaceOrder", map[string]any{"id": "o1"})
 	assert.Len(t, api.requests(), 4, "PUT is not cached")
 
 	st := gw.Stats().Cache
@@ -213,19 +213,19 @@ func TestGETResultsAreCachedAndOthersAreNot(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Misses)
 
 	now = now.Add(gateway.DefaultCacheTTL + time.Second)
-	mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+	mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
 	assert.Len(t, api.requests(), 5, "after the TTL the GET runs again")
 
 	t.Run("a negative TTL turns the cache off", func(t *testing.T) {
 		api, _, cs := shop(t, jsonReply(200, order), &gateway.Options{CacheTTL: -1})
-		mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
-		mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
 		assert.Len(t, api.requests(), 2)
 	})
 	t.Run("errors are not cached", func(t *testing.T) {
 		api, _, cs := shop(t, jsonReply(500, `{"error":"boom"}`), nil)
-		mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
-		mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
 		assert.Len(t, api.requests(), 2)
 	})
 }
@@ -233,7 +233,7 @@ func TestGETResultsAreCachedAndOthersAreNot(t *testing.T) {
 func TestBoundsSayTheNumberExpected(t *testing.T) {
 	_, _, cs := shop(t, jsonReply(200, "[]"), nil)
 	for args, want := range map[int]string{0: "a number of at least 1", 100: "a number less than 100"} {
-		e := toolError(t, mcptest.Call(t, cs, "list_orders_v2", map[string]any{"limit": args}))
+		e := toolError(t, mcpfittest.Call(t, cs, "list_orders_v2", map[string]any{"limit": args}))
 		assert.Equal(t, want, e.Data.Expected)
 		assert.Equal(t, "limit", e.Data.Parameter)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // exampleGateway connects a client to a gateway built from
@@ -53,59 +53,59 @@ func TestTheExampleAPIBecomesGuardedTools(t *testing.T) {
 	})
 
 	t.Run("the list comes in pages within the hard cap that add up to the whole list", func(t *testing.T) {
-		results := mcptest.Follow(t, cs, "listBookings", map[string]any{}, hardCap)
+		results := mcpfittest.Follow(t, cs, "listBookings", map[string]any{}, hardCap)
 		require.Greater(t, len(results), 1, "500 bookings do not fit one result")
 		whole, err := json.Marshal(bookings.Bookings())
 		require.NoError(t, err)
-		assert.JSONEq(t, string(whole), mcptest.JoinItems(t, mcptest.Bodies(t, results), "items"))
+		assert.JSONEq(t, string(whole), mcpfittest.JoinItems(t, mcpfittest.Bodies(t, results), "items"))
 	})
 
 	t.Run("a filter is a query parameter", func(t *testing.T) {
-		results := mcptest.Follow(t, cs, "listBookings", map[string]any{"status": "pending", "order": "created_desc"}, hardCap)
+		results := mcpfittest.Follow(t, cs, "listBookings", map[string]any{"status": "pending", "order": "created_desc"}, hardCap)
 		want, ok := bookings.Filter("pending", "created_desc")
 		require.True(t, ok)
 		whole, err := json.Marshal(want)
 		require.NoError(t, err)
-		assert.JSONEq(t, string(whole), mcptest.JoinItems(t, mcptest.Bodies(t, results), "items"))
+		assert.JSONEq(t, string(whole), mcpfittest.JoinItems(t, mcpfittest.Bodies(t, results), "items"))
 	})
 
 	t.Run("the log comes in chunks that rebuild it byte for byte", func(t *testing.T) {
-		results := mcptest.Follow(t, cs, "getLog", map[string]any{"name": "app"}, hardCap)
+		results := mcpfittest.Follow(t, cs, "getLog", map[string]any{"name": "app"}, hardCap)
 		require.Greater(t, len(results), 1)
 		assert.NotNil(t, results[0].StructuredContent, "a text answer of an operation with an output schema has structured content: "+
 			"a strict client rejects a result without (ctxfit_next has no output schema)")
 		text, ok := bookings.Log("app")
 		require.True(t, ok)
-		assert.Equal(t, text, mcptest.JoinChunks(t, mcptest.Bodies(t, results)))
+		assert.Equal(t, text, mcpfittest.JoinChunks(t, mcpfittest.Bodies(t, results)))
 	})
 
 	t.Run("a booking under the threshold passes through untouched", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
+		res := mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
 		require.False(t, res.IsError)
 		d, ok := bookings.Detail("BK00042")
 		require.True(t, ok)
 		whole, err := json.Marshal(d)
 		require.NoError(t, err)
-		assert.JSONEq(t, string(whole), mcptest.Texts(t, res)[0])
-		assert.Empty(t, mcptest.NextCursor(res))
+		assert.JSONEq(t, string(whole), mcpfittest.Texts(t, res)[0])
+		assert.Empty(t, mcpfittest.NextCursor(res))
 	})
 
 	t.Run("an identifier of the wrong form is refused before the call", func(t *testing.T) {
-		e := toolError(t, mcptest.Call(t, cs, "getBooking", map[string]any{"id": "42"}))
+		e := toolError(t, mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "42"}))
 		assert.Equal(t, gateway.CodeParameterInvalid, e.Code)
 		assert.Equal(t, "id", e.Data.Parameter)
 		assert.Equal(t, `"42"`, e.Data.Value)
 	})
 
 	t.Run("a booking that does not exist is the API's 404", func(t *testing.T) {
-		e := toolError(t, mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK99999"}))
+		e := toolError(t, mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "BK99999"}))
 		assert.Equal(t, gateway.CodeAPIError, e.Code)
 		assert.Equal(t, 404, e.Data.Status)
 		assert.Contains(t, e.Data.Excerpt, `no booking \"BK99999\"`)
 	})
 
 	t.Run("a tool with an output schema returns structured content", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "health", map[string]any{})
+		res := mcpfittest.Call(t, cs, "health", map[string]any{})
 		assert.JSONEq(t, `{"status":"ok"}`, string(mustJSON(t, res.StructuredContent)))
 	})
 
@@ -117,16 +117,16 @@ func TestTheExampleAPIBecomesGuardedTools(t *testing.T) {
 
 func TestASummarizedBookingLeadsToItsDetails(t *testing.T) {
 	_, cs := exampleGateway(t, ctxfit.Config{Threshold: 1000})
-	res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
+	res := mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
 	require.False(t, res.IsError)
 	assert.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-	assert.LessOrEqual(t, mcptest.Tokens(t, res), 1000)
-	cursor := mcptest.DetailsCursor(res)
+	assert.LessOrEqual(t, mcpfittest.Tokens(t, res), 1000)
+	cursor := mcpfittest.DetailsCursor(res)
 	require.NotEmpty(t, cursor)
-	details := mcptest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": cursor, "fields": "policies"})
-	require.False(t, details.IsError, mcptest.Texts(t, details))
+	details := mcpfittest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": cursor, "fields": "policies"})
+	require.False(t, details.IsError, mcpfittest.Texts(t, details))
 	d, _ := bookings.Detail("BK00042")
-	assert.Contains(t, mcptest.Texts(t, details)[0], d["policies"].(map[string]any)["cancellation"].(string))
+	assert.Contains(t, mcpfittest.Texts(t, details)[0], d["policies"].(map[string]any)["cancellation"].(string))
 }
 
 func TestStatsCountSessionsAndDiscovery(t *testing.T) {
@@ -145,10 +145,10 @@ func TestStatsCountSessionsAndDiscovery(t *testing.T) {
 
 func TestStatsMeasureWhatTheGuardCutFromSummaries(t *testing.T) {
 	gw, cs := exampleGateway(t, ctxfit.Config{Threshold: 1000})
-	res := mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
+	res := mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
 	require.Equal(t, "summary", res.Meta[mcpcore.MetaStrategy])
-	mcptest.Follow(t, cs, "listBookings", map[string]any{"status": "pending"}, ctxfit.DefaultHardCap)
-	mcptest.Call(t, cs, "health", map[string]any{}) // passes through: not counted
+	mcpfittest.Follow(t, cs, "listBookings", map[string]any{"status": "pending"}, ctxfit.DefaultHardCap)
+	mcpfittest.Call(t, cs, "health", map[string]any{}) // passes through: not counted
 
 	st := gw.Stats()
 	assert.Equal(t, int64(2), st.Shaped, "the summary and the first page; continuations are not counted")

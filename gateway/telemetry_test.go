@@ -14,7 +14,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/gateway"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -118,7 +118,7 @@ func TestTheGatewayRecordsItsEventsInTheSink(t *testing.T) {
 			sink := &gatewayEvents{}
 			_, gw, cs := shop(t, tt.reply, &gateway.Options{Sink: sink})
 			for _, c := range tt.calls {
-				mcptest.Call(t, cs, c.tool, c.args)
+				mcpfittest.Call(t, cs, c.tool, c.args)
 			}
 			require.NoError(t, gw.Close(), "Close flushes the records")
 			assert.Equal(t, tt.want, sink.calls())
@@ -130,7 +130,7 @@ func TestTheGatewayRecordsItsEventsInTheSink(t *testing.T) {
 		api.Close()
 		sink := &gatewayEvents{}
 		gw, cs := connect(t, loadShop(t), newGuard(t, ctxfit.Config{}), &gateway.Options{BaseURL: api.URL, Sink: sink})
-		mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+		mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
 		require.NoError(t, gw.Close())
 		calls := sink.of(telemetry.GatewayAPICall)
 		require.Len(t, calls, 1)
@@ -171,7 +171,7 @@ func TestTheGatewayRecordsTheReductionOfShapedResults(t *testing.T) {
 	require.NoError(t, err)
 	sink := &gatewayEvents{}
 	gw, cs := connect(t, doc, newGuard(t, ctxfit.Config{Threshold: 1000}), &gateway.Options{BaseURL: api.URL, Sink: sink})
-	mcptest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
+	mcpfittest.Call(t, cs, "getBooking", map[string]any{"id": "BK00042"})
 	require.NoError(t, gw.Close())
 
 	shaped := sink.of(telemetry.GatewayShaped)
@@ -185,8 +185,8 @@ func TestTheGatewayRecordsTheReductionOfShapedResults(t *testing.T) {
 func TestTheGatewayFeedsTheAggregate(t *testing.T) {
 	agg := telemetry.NewAggregate(nil)
 	_, gw, cs := shop(t, jsonReply(200, order), &gateway.Options{Sink: agg})
-	mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
-	mcptest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+	mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
+	mcpfittest.Call(t, cs, "getOrder", map[string]any{"id": "o1"})
 	require.NoError(t, gw.Close())
 	got, st := agg.Gateway(), gw.Stats()
 	assert.Equal(t, int64(st.Cache.Hits+st.Cache.Shared), got.CacheHits)

@@ -15,8 +15,8 @@ import (
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -153,7 +153,7 @@ func bodyOf(t *testing.T, res *mcp.CallToolResult) string {
 		require.NoError(t, err)
 		return string(b)
 	}
-	return strings.Join(mcptest.Texts(t, res), "\n")
+	return strings.Join(mcpfittest.Texts(t, res), "\n")
 }
 
 func TestLargeResultsAreShapedWithinTheHardCapAndRebuildExactly(t *testing.T) {
@@ -167,14 +167,14 @@ func TestLargeResultsAreShapedWithinTheHardCapAndRebuildExactly(t *testing.T) {
 		{"search_bookings", "pagination", map[string]any{}},
 	} {
 		t.Run(tool.name+" comes back as "+tool.strategy+" and nothing is lost", func(t *testing.T) {
-			want := bodyOf(t, mcptest.Call(t, raw, tool.name, tool.args))
-			require.Greater(t, mcptest.Count(want), 3000, "the raw result is over the hard cap")
-			first := mcptest.Call(t, cs, tool.name, tool.args)
-			require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
+			want := bodyOf(t, mcpfittest.Call(t, raw, tool.name, tool.args))
+			require.Greater(t, mcpfittest.Count(want), 3000, "the raw result is over the hard cap")
+			first := mcpfittest.Call(t, cs, tool.name, tool.args)
+			require.False(t, first.IsError, "%v", mcpfittest.Texts(t, first))
 			assert.Equal(t, tool.strategy, first.Meta["dev.ctxfit/strategy"])
-			assert.LessOrEqual(t, mcptest.Tokens(t, first), 3000)
-			assert.Contains(t, mcptest.Texts(t, first)[1], "call ctxfit_next with", "the guidance line")
-			assert.Equal(t, want, mcptest.Rebuild(t, cs, first, 3000))
+			assert.LessOrEqual(t, mcpfittest.Tokens(t, first), 3000)
+			assert.Contains(t, mcpfittest.Texts(t, first)[1], "call ctxfit_next with", "the guidance line")
+			assert.Equal(t, want, mcpfittest.Rebuild(t, cs, first, 3000))
 		})
 	}
 	assert.Zero(t, s.called("ctxfit_next"), "the server never sees a continuation")
@@ -185,17 +185,17 @@ func TestSmallResultsAndDisabledToolsPassThroughUntouched(t *testing.T) {
 		Endpoints: []ctxfit.Endpoint{{Match: "read_log", Disabled: true}}})
 	for _, tool := range []string{"small", "read_log"} {
 		t.Run(tool, func(t *testing.T) {
-			got := mcptest.Call(t, cs, tool, map[string]any{})
-			want := mcptest.Call(t, raw, tool, map[string]any{})
+			got := mcpfittest.Call(t, cs, tool, map[string]any{})
+			want := mcpfittest.Call(t, raw, tool, map[string]any{})
 			assert.Equal(t, want, got)
 		})
 	}
 	t.Run("an error over the hard cap is cut by the gate, still an error, and the rest is readable", func(t *testing.T) {
-		got := mcptest.Call(t, cs, "fails", map[string]any{})
+		got := mcpfittest.Call(t, cs, "fails", map[string]any{})
 		assert.True(t, got.IsError)
 		assert.Equal(t, true, got.Meta[mcpcore.MetaGate])
-		texts := mcptest.Texts(t, got)
-		assert.LessOrEqual(t, mcptest.Count(strings.Join(texts, "\n")), 3000)
+		texts := mcpfittest.Texts(t, got)
+		assert.LessOrEqual(t, mcpfittest.Count(strings.Join(texts, "\n")), 3000)
 		var link string
 		for _, c := range got.Content {
 			if l, ok := c.(*mcp.ResourceLink); ok {
@@ -203,17 +203,17 @@ func TestSmallResultsAndDisabledToolsPassThroughUntouched(t *testing.T) {
 			}
 		}
 		require.NotEmpty(t, link)
-		assert.Equal(t, shortLog, texts[0]+mcptest.ReadLink(t, cs, link, 3000), "nothing lost")
+		assert.Equal(t, shortLog, texts[0]+mcpfittest.ReadLink(t, cs, link, 3000), "nothing lost")
 	})
 }
 
 func TestASummaryDrillsDownThroughTheSessionThatRanTheTool(t *testing.T) {
 	s, cg, cs, raw := setup(t, ctxfit.Config{Threshold: 300, HardCap: 2000})
 	args := map[string]any{"id": "BK1"}
-	first := mcptest.Call(t, cs, "get_booking", args)
-	require.Equal(t, "summary", first.Meta["dev.ctxfit/strategy"], "%v", mcptest.Texts(t, first))
-	guidance := mcptest.Texts(t, first)[1]
-	details := mcptest.DetailsCursor(first)
+	first := mcpfittest.Call(t, cs, "get_booking", args)
+	require.Equal(t, "summary", first.Meta["dev.ctxfit/strategy"], "%v", mcpfittest.Texts(t, first))
+	guidance := mcpfittest.Texts(t, first)[1]
+	details := mcpfittest.DetailsCursor(first)
 	require.NotEmpty(t, details)
 	assert.Contains(t, guidance, `call ctxfit_details with {"cursor":"`+details+`","fields":`)
 
@@ -223,8 +223,8 @@ func TestASummaryDrillsDownThroughTheSessionThatRanTheTool(t *testing.T) {
 	require.NoError(t, err)
 	res, err := cg.CallTool(context.Background(), "ctxfit_details", in)
 	require.NoError(t, err)
-	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-	assert.Equal(t, bodyOf(t, mcptest.Call(t, raw, "get_booking", args)), mcptest.Rebuild(t, cs, res, 2000), "the whole booking, in pages")
+	require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+	assert.Equal(t, bodyOf(t, mcpfittest.Call(t, raw, "get_booking", args)), mcpfittest.Rebuild(t, cs, res, 2000), "the whole booking, in pages")
 	assert.Equal(t, int64(0), s.called("ctxfit_details"), "the server never sees a drill-down")
 	assert.Equal(t, int64(2), s.called("get_booking"), "the guarded call and the raw call")
 }
@@ -233,17 +233,17 @@ func TestReplayModeRunsTheToolAgainUnshaped(t *testing.T) {
 	s, _, cs, raw := setup(t, ctxfit.Config{Threshold: 2000, HardCap: 3000, Mode: ctxfit.ModeReplay})
 	_, err := cs.ListTools(context.Background(), nil) // the guard learns which tools may run again
 	require.NoError(t, err)
-	want := bodyOf(t, mcptest.Call(t, raw, "read_log", map[string]any{}))
-	first := mcptest.Call(t, cs, "read_log", map[string]any{})
-	assert.Equal(t, want, mcptest.Rebuild(t, cs, first, 3000))
+	want := bodyOf(t, mcpfittest.Call(t, raw, "read_log", map[string]any{}))
+	first := mcpfittest.Call(t, cs, "read_log", map[string]any{})
+	assert.Equal(t, want, mcpfittest.Rebuild(t, cs, first, 3000))
 	assert.Greater(t, s.called("read_log"), int64(2), "every continuation ran the tool again")
 	assert.Zero(t, s.called("ctxfit_next"))
 
 	// list_bookings is not annotated read-only nor idempotent: its result
 	// is kept, and continuing it never runs it again.
-	want = bodyOf(t, mcptest.Call(t, raw, "list_bookings", map[string]any{}))
-	first = mcptest.Call(t, cs, "list_bookings", map[string]any{})
-	assert.Equal(t, want, mcptest.Rebuild(t, cs, first, 3000))
+	want = bodyOf(t, mcpfittest.Call(t, raw, "list_bookings", map[string]any{}))
+	first = mcpfittest.Call(t, cs, "list_bookings", map[string]any{})
+	assert.Equal(t, want, mcpfittest.Rebuild(t, cs, first, 3000))
 	assert.Equal(t, int64(2), s.called("list_bookings"), "the guarded call and the raw one, no reruns")
 }
 
@@ -262,7 +262,7 @@ func TestCursorsAreBoundToTheSubjectOfTheContext(t *testing.T) {
 	res, err = cg.CallTool(store.WithSubject(context.Background(), "bob"), "ctxfit_next", args)
 	require.NoError(t, err)
 	require.True(t, res.IsError, "bob cannot")
-	assert.Contains(t, mcptest.Texts(t, res)[0], "Error cursor_")
+	assert.Contains(t, mcpfittest.Texts(t, res)[0], "Error cursor_")
 }
 
 func TestBadContinuationArgumentsAreToolErrorsTheModelCanFix(t *testing.T) {
@@ -271,9 +271,9 @@ func TestBadContinuationArgumentsAreToolErrorsTheModelCanFix(t *testing.T) {
 		res, err := cg.CallTool(context.Background(), "ctxfit_next", json.RawMessage(args))
 		require.NoError(t, err)
 		assert.True(t, res.IsError, args)
-		assert.True(t, strings.HasPrefix(mcptest.Texts(t, res)[0], "Error "), args)
+		assert.True(t, strings.HasPrefix(mcpfittest.Texts(t, res)[0], "Error "), args)
 	}
-	res := mcptest.Call(t, cs, "ctxfit_details", map[string]any{"tool": "ctxfit_next", "fields": "all"})
+	res := mcpfittest.Call(t, cs, "ctxfit_details", map[string]any{"tool": "ctxfit_next", "fields": "all"})
 	assert.True(t, res.IsError)
 	_, err := cg.CallTool(context.Background(), "read_log", nil)
 	assert.ErrorContains(t, err, "not a tool of the guard")
@@ -289,9 +289,9 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		require.Len(t, got.Contents, 2, "the shaped text and the guidance line")
 		assert.Equal(t, "file:///app.log", got.Contents[0].URI)
 		assert.Equal(t, true, got.Contents[1].Meta["dev.ctxfit/guidance"])
-		assert.LessOrEqual(t, mcptest.Count(got.Contents[0].Text)+mcptest.Count(got.Contents[1].Text), 3000)
+		assert.LessOrEqual(t, mcpfittest.Count(got.Contents[0].Text)+mcpfittest.Count(got.Contents[1].Text), 3000)
 		first := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: got.Contents[0].Text}}}
-		assert.Equal(t, shortLog, mcptest.Rebuild(t, cs, first, 3000))
+		assert.Equal(t, shortLog, mcpfittest.Rebuild(t, cs, first, 3000))
 	})
 	t.Run("a blob is held back behind a ctxfit URI that reads it whole", func(t *testing.T) {
 		want, err := raw.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///data.bin"})
@@ -311,7 +311,7 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		assert.Error(t, err, "bound to its subject")
 	})
 	t.Run("a blob in a tool result too", func(t *testing.T) {
-		res := mcptest.Call(t, cs, "blob", map[string]any{})
+		res := mcpfittest.Call(t, cs, "blob", map[string]any{})
 		var link *mcp.ResourceLink
 		for _, c := range res.Content {
 			if l, ok := c.(*mcp.ResourceLink); ok && l.Meta["dev.ctxfit/original"] == nil && link == nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -31,9 +31,9 @@ func recall(t *testing.T, ctx context.Context, cg *mcpclientfit.Guard, r convers
 	call := func(args json.RawMessage) []byte {
 		res, err := cg.CallTool(ctx, r.Tool, args)
 		require.NoError(t, err)
-		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-		assert.LessOrEqual(t, mcptest.Tokens(t, res), hardCap)
-		return []byte(mcptest.Texts(t, res)[0])
+		require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), hardCap)
+		return []byte(mcpfittest.Texts(t, res)[0])
 	}
 	first := call(json.RawMessage(r.Arguments))
 	out, _, err := follow.Rebuild(first, func(cursor string, part int64) ([]byte, error) {

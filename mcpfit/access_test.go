@@ -11,8 +11,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // The issue: ctxfit_details took {"tool","arguments","fields"} from the
@@ -41,30 +41,30 @@ func TestNoContinuationToolRunsAToolTheServerForbade(t *testing.T) {
 		}
 	})
 	cs := connect(t, s)
-	require.True(t, mcptest.Call(t, cs, "admin_tool", nil).IsError, "the policy holds for a direct call")
+	require.True(t, mcpfittest.Call(t, cs, "admin_tool", nil).IsError, "the policy holds for a direct call")
 
-	summary := mcptest.Call(t, cs, "get_booking", map[string]any{"id": "BK00001"})
-	details := mcptest.DetailsCursor(summary)
+	summary := mcpfittest.Call(t, cs, "get_booking", map[string]any{"id": "BK00001"})
+	details := mcpfittest.DetailsCursor(summary)
 	require.NotEmpty(t, details, "get_booking is summarized")
 	for _, args := range []map[string]any{
 		{"tool": "admin_tool", "arguments": map[string]any{}, "fields": "all"},
 		{"cursor": details, "tool": "admin_tool", "fields": "all"},
 		{"cursor": details, "arguments": map[string]any{"id": "BK00002"}, "fields": "all"},
 	} {
-		res := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, args)
+		res := mcpfittest.Call(t, cs, mcpcore.DefaultDetailsTool, args)
 		assert.True(t, res.IsError, "%v is refused", args)
 	}
 	for _, args := range []map[string]any{
 		{"cursor": details},
 		{"cursor": details, "tool": "admin_tool"},
 	} {
-		res := mcptest.Call(t, cs, mcpcore.DefaultNextTool, args)
+		res := mcpfittest.Call(t, cs, mcpcore.DefaultNextTool, args)
 		assert.True(t, res.IsError, "%v is refused", args)
 	}
 	assert.Zero(t, ran, "admin_tool never ran")
 
 	// The details cursor opens what it was issued for, and only that.
-	res := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
-	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-	assert.Contains(t, mcptest.Texts(t, res)[0], `"BK00001"`)
+	res := mcpfittest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
+	require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+	assert.Contains(t, mcpfittest.Texts(t, res)[0], `"BK00001"`)
 }

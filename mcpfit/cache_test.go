@@ -17,8 +17,8 @@ import (
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -104,18 +104,18 @@ func (c *countedServer) cacheHits(t *testing.T, tool string, n int) []*bool {
 
 func TestWithACacheTheSecondIdenticalCallDoesNotRunTheTool(t *testing.T) {
 	c := newCountedServer(t, ctxfit.ModeStore)
-	first := mcptest.Call(t, c.cs, "list_bookings", nil)
-	second := mcptest.Call(t, c.cs, "list_bookings", nil)
+	first := mcpfittest.Call(t, c.cs, "list_bookings", nil)
+	second := mcpfittest.Call(t, c.cs, "list_bookings", nil)
 	assert.EqualValues(t, 1, c.ran("list_bookings"))
 	// The page sizes may differ by an item: each page's cursor is new, and
 	// its tokens count against the budget.
-	a := strings.TrimSuffix(mcptest.JoinItems(t, mcptest.Bodies(t, []*mcp.CallToolResult{first}), "items"), "]")
-	b := strings.TrimSuffix(mcptest.JoinItems(t, mcptest.Bodies(t, []*mcp.CallToolResult{second}), "items"), "]")
+	a := strings.TrimSuffix(mcpfittest.JoinItems(t, mcpfittest.Bodies(t, []*mcp.CallToolResult{first}), "items"), "]")
+	b := strings.TrimSuffix(mcpfittest.JoinItems(t, mcpfittest.Bodies(t, []*mcp.CallToolResult{second}), "items"), "]")
 	assert.True(t, strings.HasPrefix(a, b) || strings.HasPrefix(b, a), "the same first page")
 	assert.Equal(t, "pagination", second.Meta[mcpcore.MetaStrategy])
 
 	t.Run("other arguments miss", func(t *testing.T) {
-		mcptest.Call(t, c.cs, "list_bookings", map[string]any{"status": "pending"})
+		mcpfittest.Call(t, c.cs, "list_bookings", map[string]any{"status": "pending"})
 		assert.EqualValues(t, 2, c.ran("list_bookings"))
 	})
 	t.Run("telemetry records the miss and then the hit", func(t *testing.T) {
@@ -130,13 +130,13 @@ func TestWithACacheTheSecondIdenticalCallDoesNotRunTheTool(t *testing.T) {
 func TestACacheHitRebuildsStructuredContent(t *testing.T) {
 	c := newCountedServer(t, ctxfit.ModeStore)
 	args := map[string]any{"query": "", "limit": 2}
-	first := mcptest.Call(t, c.cs, "search_bookings", args)
-	second := mcptest.Call(t, c.cs, "search_bookings", args)
+	first := mcpfittest.Call(t, c.cs, "search_bookings", args)
+	second := mcpfittest.Call(t, c.cs, "search_bookings", args)
 	assert.EqualValues(t, 1, c.ran("search_bookings"))
-	require.False(t, second.IsError, "%v", mcptest.Texts(t, second))
+	require.False(t, second.IsError, "%v", mcpfittest.Texts(t, second))
 	require.NotNil(t, second.StructuredContent)
 	assert.JSONEq(t, string(mustJSON(t, first.StructuredContent)), string(mustJSON(t, second.StructuredContent)))
-	assert.JSONEq(t, bodyOf(t, first), mcptest.Texts(t, second)[0])
+	assert.JSONEq(t, bodyOf(t, first), mcpfittest.Texts(t, second)[0])
 }
 
 func TestReplayedContinuationsAreServedFromTheCache(t *testing.T) {
@@ -144,7 +144,7 @@ func TestReplayedContinuationsAreServedFromTheCache(t *testing.T) {
 	_, raw := guarded(t, ctxfit.Config{}, nil)
 	bodies := follow(t, c.cs, "list_bookings", nil, ctxfit.DefaultHardCap)
 	require.Greater(t, len(bodies), 1)
-	assert.Equal(t, mcptest.Texts(t, mcptest.Call(t, raw, "list_bookings", nil))[0], mcptest.JoinItems(t, bodies, "items"))
+	assert.Equal(t, mcpfittest.Texts(t, mcpfittest.Call(t, raw, "list_bookings", nil))[0], mcpfittest.JoinItems(t, bodies, "items"))
 	assert.EqualValues(t, 1, c.ran("list_bookings"), "ctxfit_next re-ran the tool")
 }
 
@@ -153,29 +153,29 @@ func TestErrorsAreNeverCached(t *testing.T) {
 	for _, tool := range []string{"fail"} {
 		t.Run(tool+" runs on every call", func(t *testing.T) {
 			for range 2 {
-				mcptest.Call(t, c.cs, tool, nil)
+				mcpfittest.Call(t, c.cs, tool, nil)
 			}
 			assert.EqualValues(t, 2, c.ran(tool))
 		})
 	}
 	t.Run("a tool error is still returned as the tool's error", func(t *testing.T) {
-		res := mcptest.Call(t, c.cs, "fail", nil)
+		res := mcpfittest.Call(t, c.cs, "fail", nil)
 		assert.True(t, res.IsError)
 	})
 }
 
 func TestAToolThatIsNotReadOnlyRunsOnEveryCallAndNeverForAContinuation(t *testing.T) {
 	c := newCountedServer(t, ctxfit.ModeReplay)
-	first := mcptest.Call(t, c.cs, "create_report", nil)
-	mcptest.Call(t, c.cs, "create_report", nil)
+	first := mcpfittest.Call(t, c.cs, "create_report", nil)
+	mcpfittest.Call(t, c.cs, "create_report", nil)
 	assert.EqualValues(t, 2, c.ran("create_report"), "a cached result would stand in for what the tool does")
 
-	next := mcptest.NextCursor(first)
+	next := mcpfittest.NextCursor(first)
 	require.NotEmpty(t, next, "the result is paged")
 	for range 3 {
-		res := mcptest.Call(t, c.cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
-		require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-		next = mcptest.NextCursor(res)
+		res := mcpfittest.Call(t, c.cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+		require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+		next = mcpfittest.NextCursor(res)
 	}
 	assert.EqualValues(t, 2, c.ran("create_report"), "replay mode keeps its snapshot: continuing does not run it again")
 }

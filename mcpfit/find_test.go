@@ -12,16 +12,16 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		t.Run(string(mode), func(t *testing.T) {
 			cs, _ := guarded(t, ctxfit.Config{Mode: mode}, nil)
-			log := mcptest.Call(t, cs, "read_log", nil)
-			cursor := mcptest.NextCursor(log)
+			log := mcpfittest.Call(t, cs, "read_log", nil)
+			cursor := mcpfittest.NextCursor(log)
 			require.NotEmpty(t, cursor, "the log is chunked")
 
 			testLog, err := bookingtools.ReadLog("")
@@ -33,9 +33,9 @@ func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 				}
 			}
 			require.Positive(t, want)
-			res := mcptest.Call(t, cs, mcpcore.DefaultSearchTool, map[string]any{"cursor": cursor, "pattern": "ERROR", "literal": true, "context": 1})
-			require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
-			assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap)
+			res := mcpfittest.Call(t, cs, mcpcore.DefaultSearchTool, map[string]any{"cursor": cursor, "pattern": "ERROR", "literal": true, "context": 1})
+			require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
+			assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap)
 			var page struct {
 				Matches []struct {
 					Line int    `json:"line"`
@@ -43,7 +43,7 @@ func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 				} `json:"matches"`
 				Meta struct{ TotalMatches int } `json:"meta"`
 			}
-			texts := mcptest.Texts(t, res)
+			texts := mcpfittest.Texts(t, res)
 			require.NoError(t, json.Unmarshal([]byte(texts[0]), &page))
 			assert.Equal(t, want, page.Meta.TotalMatches)
 			require.NotEmpty(t, page.Matches)
@@ -53,21 +53,21 @@ func TestSearchAndQueryAnswerInOneCallWhatPagingNeedsManyFor(t *testing.T) {
 			}
 			assert.Contains(t, texts[1], "matching")
 
-			list := mcptest.Call(t, cs, "list_bookings", nil)
-			res = mcptest.Call(t, cs, mcpcore.DefaultQueryTool, map[string]any{"cursor": mcptest.NextCursor(list),
+			list := mcpfittest.Call(t, cs, "list_bookings", nil)
+			res = mcpfittest.Call(t, cs, mcpcore.DefaultQueryTool, map[string]any{"cursor": mcpfittest.NextCursor(list),
 				"expression": `[.[] | select(.status == "confirmed")] | length`})
-			require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+			require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 			confirmed := 0
 			for _, b := range bookingtools.ListBookings("") {
 				if b.Status == "confirmed" {
 					confirmed++
 				}
 			}
-			assert.JSONEq(t, "["+mustString(t, confirmed)+"]", mcptest.Texts(t, res)[0])
+			assert.JSONEq(t, "["+mustString(t, confirmed)+"]", mcpfittest.Texts(t, res)[0])
 
-			bad := mcptest.Call(t, cs, mcpcore.DefaultQueryTool, map[string]any{"cursor": mcptest.NextCursor(list), "expression": ".[] | ." + "["})
+			bad := mcpfittest.Call(t, cs, mcpcore.DefaultQueryTool, map[string]any{"cursor": mcpfittest.NextCursor(list), "expression": ".[] | ." + "["})
 			assert.True(t, bad.IsError)
-			assert.Contains(t, mcptest.Texts(t, bad)[0], "syntax error")
+			assert.Contains(t, mcpfittest.Texts(t, bad)[0], "syntax error")
 		})
 	}
 }
@@ -104,10 +104,10 @@ func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
 
 			testLog, err := bookingtools.ReadLog("")
 			require.NoError(t, err)
-			res := mcptest.Call(t, cs, "read_log", nil)
-			require.NotEmpty(t, mcptest.NextCursor(res), "the log is chunked")
-			assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "the link counts against the hard cap")
-			link := mcptest.Original(res)
+			res := mcpfittest.Call(t, cs, "read_log", nil)
+			require.NotEmpty(t, mcpfittest.NextCursor(res), "the log is chunked")
+			assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap, "the link counts against the hard cap")
+			link := mcpfittest.Original(res)
 			require.NotNil(t, link, "a shaped result links its original")
 			assert.Equal(t, "application/json", link.MIMEType, "the original is the whole result")
 			require.NotNil(t, link.Size)
@@ -120,19 +120,19 @@ func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
 				require.Len(t, r.Contents, 1)
 				return r.Contents[0].Text, nil
 			}
-			whole := mcptest.ReadLink(t, cs, link.URI, ctxfit.DefaultHardCap)
+			whole := mcpfittest.ReadLink(t, cs, link.URI, ctxfit.DefaultHardCap)
 			assert.EqualValues(t, len(whole), *link.Size)
 			var original mcp.CallToolResult
 			require.NoError(t, json.Unmarshal([]byte(whole), &original), "resources/read gives the whole result, a range within the hard cap at a time")
 			require.Len(t, original.Content, 1)
 			assert.Equal(t, testLog, original.Content[0].(*mcp.TextContent).Text, "its text, byte for byte")
 
-			got := mcptest.ReadLink(t, cs, link.URI+"?lines=1-1", ctxfit.DefaultHardCap)
+			got := mcpfittest.ReadLink(t, cs, link.URI+"?lines=1-1", ctxfit.DefaultHardCap)
 			assert.Equal(t, whole, got, "a line range, 1-based and inclusive: the result is one line of JSON")
 			got, err = read(cs, link.URI+"?bytes=10-19")
 			require.NoError(t, err)
 			assert.Equal(t, whole[10:20], got, "a byte range, 0-based and inclusive")
-			got = mcptest.ReadLink(t, cs, link.URI+"?bytes=100-", ctxfit.DefaultHardCap)
+			got = mcpfittest.ReadLink(t, cs, link.URI+"?bytes=100-", ctxfit.DefaultHardCap)
 			assert.Equal(t, whole[100:], got, "to the end")
 
 			_, err = read(cs, link.URI+"?lines=9999999-")
@@ -144,8 +144,8 @@ func TestAShapedResultLinksItsOriginalWholeOrByRange(t *testing.T) {
 			_, err = read(cs, link.URI[:len(link.URI)-2]+"xy")
 			assert.Error(t, err, "a tampered link reads nothing")
 
-			small := mcptest.Call(t, cs, "get_booking", map[string]any{"id": "BK10001"})
-			assert.Nil(t, mcptest.Original(small), "a result that passes through links nothing")
+			small := mcpfittest.Call(t, cs, "get_booking", map[string]any{"id": "BK10001"})
+			assert.Nil(t, mcpfittest.Original(small), "a result that passes through links nothing")
 		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 func TestAToolsOutputFormatIsAppliedAndTheDetailsToolGivesTheOriginal(t *testing.T) {
@@ -20,14 +20,14 @@ func TestAToolsOutputFormatIsAppliedAndTheDetailsToolGivesTheOriginal(t *testing
 	}}}}
 	cs, raw := guarded(t, cfg, nil)
 	args := map[string]any{"query": "", "limit": 60}
-	res := mcptest.Call(t, cs, "search_bookings", args)
-	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+	res := mcpfittest.Call(t, cs, "search_bookings", args)
+	require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 	assert.Equal(t, "format", res.Meta[mcpcore.MetaStrategy])
-	assert.LessOrEqual(t, mcptest.Tokens(t, res), 12000, "within the hard cap")
-	original := bodyOf(t, mcptest.Call(t, raw, "search_bookings", args))
-	assert.Less(t, mcptest.Tokens(t, res), mcptest.Count(original), "smaller than the original")
+	assert.LessOrEqual(t, mcpfittest.Tokens(t, res), 12000, "within the hard cap")
+	original := bodyOf(t, mcpfittest.Call(t, raw, "search_bookings", args))
+	assert.Less(t, mcpfittest.Tokens(t, res), mcpfittest.Count(original), "smaller than the original")
 
-	texts := mcptest.Texts(t, res)
+	texts := mcpfittest.Texts(t, res)
 	var body struct {
 		Text string `json:"text"`
 		Meta struct {
@@ -38,14 +38,14 @@ func TestAToolsOutputFormatIsAppliedAndTheDetailsToolGivesTheOriginal(t *testing
 	require.NoError(t, json.Unmarshal([]byte(texts[0]), &body))
 	assert.Regexp(t, `^\d+ bookings for "":\n- BK\d+ \w+ `, body.Text, "the tool's format rendered the result")
 	assert.Equal(t, "search_bookings", body.Meta.Format, "the format's ID defaults to the tool name")
-	details := mcptest.DetailsCursor(res)
+	details := mcpfittest.DetailsCursor(res)
 	require.NotEmpty(t, details, "the details cursor is in _meta")
 	assert.Equal(t, details, body.Meta.DetailsCursor, "and in the body")
 	require.Len(t, texts, 2, "the compact rendering and the guidance line")
 	assert.Contains(t, texts[1], "Showing a compact rendering")
 	assert.Contains(t, texts[1], "For the original JSON call ctxfit_details with {\"cursor\":", "the guidance names the MCP tool")
 
-	full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
-	require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
-	assert.Equal(t, original, mcptest.Texts(t, full)[0], "the details tool gives the original, byte for byte")
+	full := mcpfittest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": details, "fields": "all"})
+	require.False(t, full.IsError, "%v", mcpfittest.Texts(t, full))
+	assert.Equal(t, original, mcpfittest.Texts(t, full)[0], "the details tool gives the original, byte for byte")
 }

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
-	github.com/ctxfit/ctxfit/internal/testing/mcptest v0.0.0-00010101000000-000000000000
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
@@ -44,7 +43,6 @@ replace (
 	github.com/ctxfit/ctxfit/examples/mcpserver => ../examples/mcpserver
 	github.com/ctxfit/ctxfit/gateway => ../gateway
 	github.com/ctxfit/ctxfit/internal/testing/llmtest => ../internal/testing/llmtest
-	github.com/ctxfit/ctxfit/internal/testing/mcptest => ../internal/testing/mcptest
 	github.com/ctxfit/ctxfit/mcpclientfit => ../mcpclientfit
 	github.com/ctxfit/ctxfit/mcpgoclientfit => ../mcpgoclientfit
 	github.com/ctxfit/ctxfit/mcpgofit => ../mcpgofit

@@ -14,8 +14,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/examples/corpus"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef-test"
@@ -146,19 +146,19 @@ func bodyOf(t *testing.T, res *mcp.CallToolResult) string {
 		require.NoError(t, err)
 		return string(b)
 	}
-	return strings.Join(mcptest.Texts(t, res), "\n")
+	return strings.Join(mcpfittest.Texts(t, res), "\n")
 }
 
 // follow calls tool and then ctxfit_next with every cursor until the end
-// ([mcptest.Follow]), checking every result against the hard cap and its
+// ([mcpfittest.Follow]), checking every result against the hard cap and its
 // cursor in _meta against the one in its body, and returns the shaped
 // bodies (the first text block of each result).
 func follow(t *testing.T, cs *mcp.ClientSession, tool string, args any, hardCap int) []string {
 	t.Helper()
-	results := mcptest.Follow(t, cs, tool, args, hardCap)
-	bodies := mcptest.Bodies(t, results)
+	results := mcpfittest.Follow(t, cs, tool, args, hardCap)
+	bodies := mcpfittest.Bodies(t, results)
 	for i, res := range results {
-		next := mcptest.NextCursor(res)
+		next := mcpfittest.NextCursor(res)
 		if next == "" {
 			continue
 		}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // noisyPNG is a PNG of w x h random pixels: large as base64, small as
@@ -70,7 +70,7 @@ func mediaServer(t *testing.T, mode ctxfit.Mode, picture, blob []byte) *mcp.Clie
 func TestAnImageCountsWhatTheModelSeesNotItsBase64(t *testing.T) {
 	picture := noisyPNG(t, 400, 300) // ~480 KB of base64; 160 tokens to see
 	cs := mediaServer(t, ctxfit.ModeStore, picture, nil)
-	res := mcptest.Call(t, cs, "read_media_file", nil)
+	res := mcpfittest.Call(t, cs, "read_media_file", nil)
 	require.Len(t, res.Content, 1)
 	img, ok := res.Content[0].(*mcp.ImageContent)
 	require.True(t, ok, "the image passes: 400x300/750 = 160 tokens, far under the threshold")
@@ -87,9 +87,9 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		t.Run(string(mode), func(t *testing.T) {
 			cs := mediaServer(t, mode, nil, blob)
-			res := mcptest.Call(t, cs, "read_binary", nil)
+			res := mcpfittest.Call(t, cs, "read_binary", nil)
 			require.Len(t, res.Content, 3, "the text, the blob's link, the link to the whole result")
-			assert.Equal(t, mcptest.Original(res), res.Content[2])
+			assert.Equal(t, mcpfittest.Original(res), res.Content[2])
 			assert.Equal(t, "the file follows", res.Content[0].(*mcp.TextContent).Text, "the text keeps its place")
 			link, ok := res.Content[1].(*mcp.ResourceLink)
 			require.True(t, ok, "the blob is a resource_link: %T", res.Content[1])
@@ -97,7 +97,7 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 			assert.Equal(t, "application/octet-stream", link.MIMEType)
 			require.NotNil(t, link.Size)
 			assert.EqualValues(t, len(blob), *link.Size)
-			assert.LessOrEqual(t, mcptest.TokensWithMedia(t, res), ctxfit.DefaultHardCap)
+			assert.LessOrEqual(t, mcpfittest.TokensWithMedia(t, res), ctxfit.DefaultHardCap)
 
 			read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: link.URI})
 			require.NoError(t, err)
@@ -113,8 +113,8 @@ func TestABlobIsHeldBackAsALinkThatReadsItBack(t *testing.T) {
 func TestTextBesideAnImageIsChunkedInItsPlace(t *testing.T) {
 	picture := noisyPNG(t, 40, 30)
 	cs := mediaServer(t, ctxfit.ModeStore, picture, nil)
-	res := mcptest.Call(t, cs, "text_and_picture", nil)
-	assert.LessOrEqual(t, mcptest.TokensWithMedia(t, res), ctxfit.DefaultHardCap)
+	res := mcpfittest.Call(t, cs, "text_and_picture", nil)
+	assert.LessOrEqual(t, mcpfittest.TokensWithMedia(t, res), ctxfit.DefaultHardCap)
 	kinds := make([]string, len(res.Content))
 	for i, c := range res.Content {
 		switch c.(type) {

@@ -12,8 +12,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 func TestWithCacheOutcomeTellsAMiddlewareOutsideTheAdapterHitsFromMisses(t *testing.T) {
@@ -53,9 +53,9 @@ func TestWithCacheOutcomeTellsAMiddlewareOutsideTheAdapterHitsFromMisses(t *test
 		}
 	})
 	cs := connect(t, s)
-	mcptest.Call(t, cs, "list_bookings", nil)
-	mcptest.Call(t, cs, "list_bookings", nil)
-	mcptest.Call(t, cs, "create_report", nil)
+	mcpfittest.Call(t, cs, "list_bookings", nil)
+	mcpfittest.Call(t, cs, "list_bookings", nil)
+	mcpfittest.Call(t, cs, "create_report", nil)
 
 	mu.Lock()
 	defer mu.Unlock()

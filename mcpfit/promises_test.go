@@ -15,9 +15,9 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/internal/testing/shapes"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // TestEveryShapeKeepsBothPromisesOverMCP returns generated responses of
@@ -57,19 +57,19 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 			cs, rs := connect(t, s), connect(t, raw)
 
 			args := map[string]any{"q": strings.Repeat("a", r.IntN(20000))}
-			want := mcptest.Texts(t, mcptest.Call(t, rs, "shape", args))[0]
+			want := mcpfittest.Texts(t, mcpfittest.Call(t, rs, "shape", args))[0]
 			if structured {
-				want = bodyOf(t, mcptest.Call(t, rs, "shape", args))
+				want = bodyOf(t, mcpfittest.Call(t, rs, "shape", args))
 			}
-			first := mcptest.Call(t, cs, "shape", args)
-			require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
-			assert.LessOrEqual(t, mcptest.Tokens(t, first), cfg.HardCap, "nothing over the hard cap")
+			first := mcpfittest.Call(t, cs, "shape", args)
+			require.False(t, first.IsError, "%v", mcpfittest.Texts(t, first))
+			assert.LessOrEqual(t, mcpfittest.Tokens(t, first), cfg.HardCap, "nothing over the hard cap")
 			if first.Meta["dev.ctxfit/strategy"] == nil {
 				assert.Equal(t, want, bodyOf(t, first), "a pass-through is the result itself")
 				return
 			}
-			if link := mcptest.Original(first); link != nil {
-				got := mcptest.ReadLink(t, cs, link.URI, cfg.HardCap) // not UTF-8: its bytes
+			if link := mcpfittest.Original(first); link != nil {
+				got := mcpfittest.ReadLink(t, cs, link.URI, cfg.HardCap) // not UTF-8: its bytes
 				var whole mcp.CallToolResult
 				require.NoError(t, json.Unmarshal([]byte(got), &whole), "the link reads the whole result back")
 				if structured {
@@ -81,14 +81,14 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 				links++
 			}
 			if first.Meta["dev.ctxfit/strategy"] == "summary" {
-				first = mcptest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": mcptest.DetailsCursor(first), "fields": "all"})
-				require.False(t, first.IsError, "%v", mcptest.Texts(t, first))
+				first = mcpfittest.Call(t, cs, "ctxfit_details", map[string]any{"cursor": mcpfittest.DetailsCursor(first), "fields": "all"})
+				require.False(t, first.IsError, "%v", mcpfittest.Texts(t, first))
 				if first.Meta["dev.ctxfit/strategy"] == nil {
 					assert.Equal(t, want, bodyOf(t, first))
 					return
 				}
 			}
-			got := mcptest.Rebuild(t, cs, first, cfg.HardCap)
+			got := mcpfittest.Rebuild(t, cs, first, cfg.HardCap)
 			if structured {
 				// The SDK's client decodes structured content into Go
 				// values: compare them.

@@ -18,8 +18,8 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // resolved returns the output schema of tool as a client sees it.
@@ -67,11 +67,11 @@ func TestToolsListRewritesTheOutputSchemaSoShapedResultsValidate(t *testing.T) {
 			assert.Equal(t, "object", schema.Schema().Type, "MCP requires type object at the root")
 			require.Len(t, schema.Schema().AnyOf, 5)
 
-			shaped := mcptest.Call(t, cs, tool, map[string]any{"query": ""})
+			shaped := mcpfittest.Call(t, cs, tool, map[string]any{"query": ""})
 			require.Equal(t, "pagination", shaped.Meta[mcpcore.MetaStrategy])
 			assert.NoError(t, schema.Validate(asInstance(t, shaped.StructuredContent)), "a shaped result validates")
 
-			small := mcptest.Call(t, cs, tool, map[string]any{"query": "lovelace", "limit": 1})
+			small := mcpfittest.Call(t, cs, tool, map[string]any{"query": "lovelace", "limit": 1})
 			assert.NoError(t, schema.Validate(asInstance(t, small.StructuredContent)), "the tool's own result validates")
 
 			assert.Error(t, schema.Validate(map[string]any{"total": "many"}), "the schema still rejects what neither matches")
@@ -113,9 +113,9 @@ func TestEveryShapedResultHasAFreshMetaMap(t *testing.T) {
 		}
 	})
 	cs := connect(t, s)
-	first := mcptest.Call(t, cs, "read_short_log", nil)
-	second := mcptest.Call(t, cs, "read_short_log", nil)
-	mcptest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": first.Meta[mcpcore.MetaNextCursor]})
+	first := mcpfittest.Call(t, cs, "read_short_log", nil)
+	second := mcpfittest.Call(t, cs, "read_short_log", nil)
+	mcpfittest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": first.Meta[mcpcore.MetaNextCursor]})
 
 	assert.Equal(t, "kept", first.Meta["example/tool"], "the tool's own _meta keys are kept")
 	assert.NotEmpty(t, second.Meta[mcpcore.MetaNextCursor])
@@ -145,13 +145,13 @@ func TestACursorOfAnotherHTTPSessionIsRejected(t *testing.T) {
 	}
 	one, two := session(), session()
 	require.NotEqual(t, one.ID(), two.ID())
-	next := mcptest.Call(t, one, "list_bookings", nil).Meta[mcpcore.MetaNextCursor]
+	next := mcpfittest.Call(t, one, "list_bookings", nil).Meta[mcpcore.MetaNextCursor]
 	require.NotEmpty(t, next)
 
-	res := mcptest.Call(t, two, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
+	res := mcpfittest.Call(t, two, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	require.True(t, res.IsError)
-	assert.Contains(t, mcptest.Texts(t, res)[0], "cursor_mismatch")
-	assert.False(t, mcptest.Call(t, one, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
+	assert.Contains(t, mcpfittest.Texts(t, res)[0], "cursor_mismatch")
+	assert.False(t, mcpfittest.Call(t, one, mcpcore.DefaultNextTool, map[string]any{"cursor": next}).IsError)
 }
 
 // TestEveryStructuredContentCtxfitSendsValidatesAgainstTheRewrittenSchema

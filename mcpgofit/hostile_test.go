@@ -18,7 +18,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/internal/testing/hostile"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -116,7 +116,7 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 				require.NotNil(t, link, "a link to the whole result")
 				whole, err := readRanges(t, guarded, link.URI)
 				require.NoError(t, err)
-				assert.JSONEq(t, string(mcptest.WithoutSDKMeta(t, wantJSON)), string(mcptest.WithoutSDKMeta(t, whole)), "the whole result behind its link")
+				assert.JSONEq(t, string(mcpfittest.WithoutSDKMeta(t, wantJSON)), string(mcpfittest.WithoutSDKMeta(t, whole)), "the whole result behind its link")
 			})
 		}
 	}

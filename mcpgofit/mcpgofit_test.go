@@ -16,7 +16,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -48,7 +48,7 @@ func TestAPagedListFollowedToTheEndIsTheRawList(t *testing.T) {
 				args := map[string]any{"status": status}
 				results := followAll(t, f.client, "list_bookings", args, ctxfit.DefaultHardCap)
 				require.Greater(t, len(results), 2, "the list is paged")
-				assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", args)), mcptest.JoinItems(t, bodies(t, results), "items"))
+				assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", args)), mcpfittest.JoinItems(t, bodies(t, results), "items"))
 			})
 		}
 	}
@@ -144,7 +144,7 @@ func TestLogChunksReproduceTheTextByteForByte(t *testing.T) {
 			f := guarded(t, ctxfit.Config{Mode: mode}, nil)
 			results := followAll(t, f.client, "read_log", nil, ctxfit.DefaultHardCap)
 			require.Greater(t, len(results), 10)
-			assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcptest.JoinChunks(t, bodies(t, results)))
+			assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcpfittest.JoinChunks(t, bodies(t, results)))
 		})
 	}
 }
@@ -153,9 +153,9 @@ func TestEveryResultIsWithinASmallHardCapByExactCount(t *testing.T) {
 	cfg := ctxfit.Config{Threshold: 1000, HardCap: 1500, ChunkTokens: 800}
 	f := guarded(t, cfg, nil)
 	results := followAll(t, f.client, "read_log", nil, cfg.HardCap)
-	assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcptest.JoinChunks(t, bodies(t, results)))
+	assert.Equal(t, bodyOf(t, call(t, f.raw, "read_log", nil)), mcpfittest.JoinChunks(t, bodies(t, results)))
 	results = followAll(t, f.client, "list_bookings", nil, cfg.HardCap)
-	assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", nil)), mcptest.JoinItems(t, bodies(t, results), "items"))
+	assert.Equal(t, bodyOf(t, call(t, f.raw, "list_bookings", nil)), mcpfittest.JoinItems(t, bodies(t, results), "items"))
 	results = followAll(t, f.client, "search_bookings", map[string]any{"query": ""}, cfg.HardCap)
 	assert.Greater(t, len(results), 2)
 }
@@ -252,10 +252,10 @@ func TestOptionsSubjectBindsCursorsToAPrincipal(t *testing.T) {
 
 func TestMalformedArgumentsOfTheCtxfitToolsAreToolErrors(t *testing.T) {
 	f := guarded(t, ctxfit.Config{}, nil)
-	for _, tc := range mcptest.MalformedCalls() {
+	for _, tc := range mcpfittest.MalformedCalls() {
 		t.Run(tc.Name+" is a tool result with isError and the structured error, as mcpfit answers", func(t *testing.T) {
 			res := call(t, f.client, tc.Tool, tc.Args)
-			want := mcptest.WantMalformed(tc)
+			want := mcpfittest.WantMalformed(tc)
 			assert.Equal(t, want, errorOf(t, res))
 			assert.Equal(t, []string{want.Text()}, texts(t, res))
 		})

@@ -8,16 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/proxy"
 )
 
 // hostileUpstream is an upstream that is a fresh hostile server
-// (mcptest.HostileServer) in this process for every connection.
+// (mcpfittest.HostileServer) in this process for every connection.
 func hostileUpstream() proxy.Upstream {
 	return proxy.Upstream{Dial: func(ctx context.Context) (mcp.Connection, error) {
 		st, ct := mcp.NewInMemoryTransports()
-		if _, err := mcptest.HostileServer().Connect(ctx, st, nil); err != nil {
+		if _, err := mcpfittest.HostileServer().Connect(ctx, st, nil); err != nil {
 			return nil, err
 		}
 		return ct.Connect(ctx)
@@ -27,15 +27,15 @@ func hostileUpstream() proxy.Upstream {
 func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
 		t.Run(string(mode)+" mode", func(t *testing.T) {
-			f := newFixture(t, hostileUpstream(), ctxfit.Config{Threshold: 1000, HardCap: mcptest.HostileHardCap, Mode: mode}, proxy.Options{})
+			f := newFixture(t, hostileUpstream(), ctxfit.Config{Threshold: 1000, HardCap: mcpfittest.HostileHardCap, Mode: mode}, proxy.Options{})
 			st, ct := mcp.NewInMemoryTransports()
-			_, err := mcptest.HostileServer().Connect(context.Background(), st, nil)
+			_, err := mcpfittest.HostileServer().Connect(context.Background(), st, nil)
 			require.NoError(t, err)
 			raw, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
 				Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			require.NoError(t, err)
 			t.Cleanup(func() { raw.Close() })
-			mcptest.CheckHostile(t, f.connect(nil), raw, nil)
+			mcpfittest.CheckHostile(t, f.connect(nil), raw, nil)
 		})
 	}
 }

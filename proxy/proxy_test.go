@@ -17,8 +17,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/proxy"
 )
 
@@ -245,7 +245,7 @@ func TestFollowingEveryCursorReproducesTheUpstreamsBytes(t *testing.T) {
 			res := call(t, cs, "big", nil)
 			for range 200 {
 				require.False(t, res.IsError, "%v", res.Content)
-				assert.LessOrEqual(t, mcptest.Tokens(t, res), hardCap, "no page over the hard cap")
+				assert.LessOrEqual(t, mcpfittest.Tokens(t, res), hardCap, "no page over the hard cap")
 				var page struct {
 					Items []json.RawMessage `json:"items"`
 				}

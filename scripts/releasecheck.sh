@@ -35,7 +35,6 @@ case "$got" in
 esac
 go mod init example.com/try >/dev/null 2>&1
 for m in $modules; do
-  case "$m" in */internal/*) continue ;; esac   # test helpers: published only because tests require them
   go get "$m@$version" 2>"$tmp/get.log" || { cat "$tmp/get.log"; echo "releasecheck: go get $m@$version failed"; exit 1; }
 done
 # The released go.mod files name no local directory.

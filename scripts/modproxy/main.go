@@ -9,7 +9,8 @@
 //
 // scripts/release.sh --proxy-dir runs it. For each module of go.work but
 // the examples and the end-to-end tests, in the order of their
-// requirements (a module after the ctxfit modules it requires), it takes
+// requirements (a module after the ctxfit modules it requires; none may
+// require an unpublished one, such as a test helper's), it takes
 // the files git tracks in the module's directory (not those of a nested
 // module), writes go.mod as the release has it (no replace directive; every
 // ctxfit module required at the version) and lets `go mod tidy` write its
@@ -45,8 +46,10 @@ import (
 const root = "github.com/ctxfit/ctxfit"
 
 // unpublished are the directories (relative to the repository) whose
-// modules a release leaves out: programs to read and copy, and tests.
-var unpublished = []string{"examples/", "e2e", "benchmarks"}
+// modules a release leaves out: programs to read and copy, and tests. A
+// published module that requires one of them is an error: a user's go mod
+// tidy could not resolve it.
+var unpublished = []string{"examples/", "e2e", "benchmarks", "internal/testing/"}
 
 func main() {
 	version := flag.String("version", "", "the version to release, a semantic version such as v0.1.0 (required)")

@@ -12,7 +12,7 @@ go 1.26.0
 
 require (
 	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
-	github.com/ctxfit/ctxfit/internal/testing/mcptest v0.0.0-00010101000000-000000000000
+	github.com/ctxfit/ctxfit/gateway v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
@@ -33,7 +33,7 @@ go 1.26.0
 
 require (
 	github.com/ctxfit/ctxfit v1.2.3
-	github.com/ctxfit/ctxfit/internal/testing/mcptest v1.2.3
+	github.com/ctxfit/ctxfit/gateway v1.2.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
@@ -42,7 +42,7 @@ require github.com/ctxfit/ctxfit/proxy v1.2.3 // indirect
 }
 
 func TestRequiredNamesTheCtxfitModulesRequiredNotThoseOnlyReplaced(t *testing.T) {
-	assert.Equal(t, []string{"github.com/ctxfit/ctxfit", "github.com/ctxfit/ctxfit/internal/testing/mcptest", "github.com/ctxfit/ctxfit/proxy"},
+	assert.Equal(t, []string{"github.com/ctxfit/ctxfit", "github.com/ctxfit/ctxfit/gateway", "github.com/ctxfit/ctxfit/proxy"},
 		required([]byte(nested)))
 }
 

@@ -1,4 +1,4 @@
-package mcptest
+package mcpfittest
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ func WantMalformed(c MalformedCall) mcpcore.Error {
 		_, bad = names.DetailsInput(args)
 	}
 	if bad == nil {
-		panic("mcptest: " + c.Name + " is not malformed")
+		panic("mcpfittest: " + c.Name + " is not malformed")
 	}
 	return *bad
 }

@@ -1,4 +1,4 @@
-package mcptest_test
+package mcpfittest_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/mcptest"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // recorder is a testing.TB that records failures instead of reporting them.
@@ -111,7 +111,7 @@ func TestCountIsTheExactO200KBaseCount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mcptest.Count(tt.text))
+			assert.Equal(t, tt.want, mcpfittest.Count(tt.text))
 		})
 	}
 	// The last two cases would pass with the wrong encoding otherwise.
@@ -129,11 +129,11 @@ func TestTokensCountsTheTextBlocksJoinedByNewlines(t *testing.T) {
 		{"one block is counted alone", result("hello world"), 2},
 		// "hello\nworld" is 3 tokens; "helloworld" or a sum per block is 2.
 		{"two blocks are counted with the newline between them", result("hello", "world"), 3},
-		{"an empty block still adds its newline", result("hello", "", "world"), mcptest.Count("hello\n\nworld")},
+		{"an empty block still adds its newline", result("hello", "", "world"), mcpfittest.Count("hello\n\nworld")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mcptest.Tokens(t, tt.res))
+			assert.Equal(t, tt.want, mcpfittest.Tokens(t, tt.res))
 		})
 	}
 }
@@ -151,7 +151,7 @@ func TestTextsReturnsTheTextBlocksInOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mcptest.Texts(t, tt.res))
+			assert.Equal(t, tt.want, mcpfittest.Texts(t, tt.res))
 		})
 	}
 }
@@ -161,7 +161,7 @@ func TestTextsFailsOnContentThatIsNotText(t *testing.T) {
 		text("body"),
 		&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"},
 	}}
-	got := run(func(t testing.TB) { mcptest.Texts(t, res) })
+	got := run(func(t testing.TB) { mcpfittest.Texts(t, res) })
 	assertStopped(t, got, "*mcp.ImageContent is not text")
 }
 
@@ -182,7 +182,7 @@ func TestNextCursorReadsTheCursorFromMeta(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := result("body")
 			res.Meta = tt.meta
-			assert.Equal(t, tt.want, mcptest.NextCursor(res))
+			assert.Equal(t, tt.want, mcpfittest.NextCursor(res))
 		})
 	}
 }
@@ -203,7 +203,7 @@ func TestBodiesReturnsTheFirstTextBlockOfEachResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mcptest.Bodies(t, tt.results))
+			assert.Equal(t, tt.want, mcpfittest.Bodies(t, tt.results))
 		})
 	}
 }
@@ -219,7 +219,7 @@ func TestBodiesFailsOnAResultWithoutTextBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := run(func(t testing.TB) { mcptest.Bodies(t, []*mcp.CallToolResult{result("page 1"), tt.res}) })
+			got := run(func(t testing.TB) { mcpfittest.Bodies(t, []*mcp.CallToolResult{result("page 1"), tt.res}) })
 			assertStopped(t, got, tt.log)
 		})
 	}
@@ -258,7 +258,7 @@ func TestJoinItemsConcatenatesThePagesByteForByte(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mcptest.JoinItems(t, tt.bodies, tt.key))
+			assert.Equal(t, tt.want, mcpfittest.JoinItems(t, tt.bodies, tt.key))
 		})
 	}
 }
@@ -278,7 +278,7 @@ func TestJoinItemsFailsOnAPageWithoutTheArray(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := run(func(t testing.TB) { mcptest.JoinItems(t, []string{`{"items":[0]}`, tt.body}, "items") })
+			got := run(func(t testing.TB) { mcpfittest.JoinItems(t, []string{`{"items":[0]}`, tt.body}, "items") })
 			assertStopped(t, got, tt.log)
 		})
 	}
@@ -306,7 +306,7 @@ func TestJoinChunksReproducesTheTextByteForByte(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mcptest.JoinChunks(t, tt.bodies))
+			assert.Equal(t, tt.want, mcpfittest.JoinChunks(t, tt.bodies))
 		})
 	}
 }
@@ -324,7 +324,7 @@ func TestJoinChunksFailsOnABodyThatIsNotAChunk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := run(func(t testing.TB) { mcptest.JoinChunks(t, []string{`{"content":"a"}`, tt.body}) })
+			got := run(func(t testing.TB) { mcpfittest.JoinChunks(t, []string{`{"content":"a"}`, tt.body}) })
 			assertStopped(t, got, tt.log)
 		})
 	}
@@ -400,15 +400,15 @@ func (p *pager) received() []string {
 
 func TestCallReturnsTheToolResult(t *testing.T) {
 	cs := (&pager{pages: 2}).connect(t)
-	res := mcptest.Call(t, cs, "pages", map[string]any{"prefix": "a/"})
-	assert.Equal(t, []string{"a/page 0", "call ctxfit_next for more"}, mcptest.Texts(t, res))
-	assert.Equal(t, "a/|1", mcptest.NextCursor(res))
+	res := mcpfittest.Call(t, cs, "pages", map[string]any{"prefix": "a/"})
+	assert.Equal(t, []string{"a/page 0", "call ctxfit_next for more"}, mcpfittest.Texts(t, res))
+	assert.Equal(t, "a/|1", mcpfittest.NextCursor(res))
 	assert.False(t, res.IsError)
 }
 
 func TestCallFailsWhenTheCallFails(t *testing.T) {
 	cs := (&pager{pages: 2}).connect(t)
-	got := run(func(t testing.TB) { mcptest.Call(t, cs, "no_such_tool", nil) })
+	got := run(func(t testing.TB) { mcpfittest.Call(t, cs, "no_such_tool", nil) })
 	assertStopped(t, got, "no_such_tool")
 }
 
@@ -425,10 +425,10 @@ func TestFollowCallsTheContinuationToolUntilTheEnd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &pager{pages: tt.pages}
-			results := mcptest.Follow(t, p.connect(t), "pages", nil, 100)
-			assert.Equal(t, tt.wantBodies, mcptest.Bodies(t, results))
+			results := mcpfittest.Follow(t, p.connect(t), "pages", nil, 100)
+			assert.Equal(t, tt.wantBodies, mcpfittest.Bodies(t, results))
 			assert.Equal(t, tt.wantCursors, p.received())
-			assert.Empty(t, mcptest.NextCursor(results[len(results)-1]))
+			assert.Empty(t, mcpfittest.NextCursor(results[len(results)-1]))
 		})
 	}
 }
@@ -436,17 +436,17 @@ func TestFollowCallsTheContinuationToolUntilTheEnd(t *testing.T) {
 func TestFollowChecksEveryResult(t *testing.T) {
 	t.Run("an error result fails the test", func(t *testing.T) {
 		cs := (&pager{pages: 3, isError: true}).connect(t)
-		got := run(func(t testing.TB) { mcptest.Follow(t, cs, "pages", nil, 100) })
+		got := run(func(t testing.TB) { mcpfittest.Follow(t, cs, "pages", nil, 100) })
 		assertStopped(t, got, "no pages today")
 	})
 	t.Run("a result over the hard cap fails the test but the pages are still followed", func(t *testing.T) {
 		p := &pager{pages: 3}
 		cs := p.connect(t)
 		// A page reads "page N\ncall ctxfit_next for more".
-		tokens := mcptest.Tokens(t, mcptest.Call(t, cs, "pages", nil))
+		tokens := mcpfittest.Tokens(t, mcpfittest.Call(t, cs, "pages", nil))
 		require.Positive(t, tokens)
 		var results []*mcp.CallToolResult
-		got := run(func(t testing.TB) { results = mcptest.Follow(t, cs, "pages", nil, tokens-1) })
+		got := run(func(t testing.TB) { results = mcpfittest.Follow(t, cs, "pages", nil, tokens-1) })
 		assert.True(t, got.failed)
 		assert.True(t, got.returned)
 		assert.Contains(t, got.log, "a result exceeds the hard cap")
@@ -454,8 +454,8 @@ func TestFollowChecksEveryResult(t *testing.T) {
 	})
 	t.Run("a result at the hard cap passes", func(t *testing.T) {
 		cs := (&pager{pages: 3}).connect(t)
-		tokens := mcptest.Tokens(t, mcptest.Call(t, cs, "pages", nil))
-		got := run(func(t testing.TB) { mcptest.Follow(t, cs, "pages", nil, tokens) })
+		tokens := mcpfittest.Tokens(t, mcpfittest.Call(t, cs, "pages", nil))
+		got := run(func(t testing.TB) { mcpfittest.Follow(t, cs, "pages", nil, tokens) })
 		assert.False(t, got.failed, got.log)
 		assert.True(t, got.returned)
 	})
@@ -465,14 +465,14 @@ func TestFollowChecksEveryResult(t *testing.T) {
 		}
 		p := &pager{pages: 0}
 		cs := p.connect(t)
-		got := run(func(t testing.TB) { mcptest.Follow(t, cs, "pages", nil, 100) })
+		got := run(func(t testing.TB) { mcpfittest.Follow(t, cs, "pages", nil, 100) })
 		assertStopped(t, got, "too many continuations")
 		assert.NotEmpty(t, p.received())
 	})
 }
 
 func TestSessionBindsTheHelpersToATest(t *testing.T) {
-	s := mcptest.Session{T: t, CS: (&pager{pages: 3}).connect(t)}
-	assert.Equal(t, "x/|1", mcptest.NextCursor(s.Call("pages", map[string]any{"prefix": "x/"})))
+	s := mcpfittest.Session{T: t, CS: (&pager{pages: 3}).connect(t)}
+	assert.Equal(t, "x/|1", mcpfittest.NextCursor(s.Call("pages", map[string]any{"prefix": "x/"})))
 	assert.Equal(t, []string{"y/page 0", "y/page 1", "y/page 2"}, s.Follow("pages", map[string]any{"prefix": "y/"}, 100))
 }

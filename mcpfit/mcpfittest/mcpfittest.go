@@ -1,12 +1,17 @@
-// Package mcptest holds the test helpers of ctxfit's MCP tests that drive a
-// client of the official MCP Go SDK (modelcontextprotocol/go-sdk): calling
-// tools, following cursors with the continuation tool, and joining the
-// shaped bodies back into what the tool returned, to compare with the raw
-// output.
+// Package mcpfittest tests MCP servers guarded by ctxfit from the client's
+// side, with the official MCP Go SDK (modelcontextprotocol/go-sdk): call a
+// tool, count a result as a client does, follow its cursors with the
+// continuation tool and its links with resources/read, and join the shaped
+// parts back into what the tool returned, to compare with the tool's own
+// output, so that a server's tests can hold both promises (nothing over the
+// hard cap, nothing lost) on its own tools. ctxfit's adapters, the proxy and
+// the gateway are tested with it; [HostileServer] and [CheckHostile] send
+// and check the edges real servers send (thousands of blocks and links, a
+// huge isError result or _meta, mixed media, host-facing content).
 //
 // The helpers fail the test through testify's require and assert. They are
 // safe for concurrent use by parallel tests.
-package mcptest
+package mcpfittest
 
 import (
 	"context"
