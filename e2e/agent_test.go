@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/testing/llmtest"
+	"github.com/ctxfit/ctxfit/openaifit/openaifittest"
 )
 
 // Budget of the agent under test: a small window, so that a few file
@@ -26,7 +26,7 @@ const (
 )
 
 // TestTheOpenAIClientDrivesTheAgent runs examples/agent with the npm
-// server-filesystem over stdio and a scripted provider (internal/testing/llmtest),
+// server-filesystem over stdio and a scripted provider (openaifit/openaifittest),
 // and drives it with the official openai npm client (e2e/ts/agent.test.mjs:
 // a session of file reads, a long history sent at once, an unknown
 // session, the rate limit). Then it checks what the provider got: every
@@ -45,7 +45,7 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 	fixtures := t.TempDir()
 	writeFixtures(t, fixtures)
 
-	provider := llmtest.New(func(user string) (string, string) {
+	provider := openaifittest.New(func(user string) (string, string) {
 		if p, ok := strings.CutPrefix(user, "read "); ok {
 			args, _ := json.Marshal(map[string]string{"path": p})
 			return "read_text_file", string(args)

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
-	github.com/ctxfit/ctxfit/internal/testing/llmtest v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/internal/testing/mcptest v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpclientfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpgoclientfit v0.0.0-00010101000000-000000000000

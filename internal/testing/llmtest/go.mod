@@ -2,12 +2,12 @@ module github.com/ctxfit/ctxfit/internal/testing/llmtest
 
 go 1.26.0
 
-require (
-	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
-	github.com/ctxfit/ctxfit/openaifit v0.0.0-00010101000000-000000000000
-)
+require github.com/ctxfit/ctxfit/openaifit v0.0.0-00010101000000-000000000000
 
-require golang.org/x/time v0.15.0 // indirect
+require (
+	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
 
 // The ctxfit modules of this repository, as go.work joins them, so that a build outside the workspace
 // (GOWORK=off, as test.sh tidies each module) uses this checkout too. A release tags the modules and

@@ -1,0 +1,371 @@
+// Package openaifittest is a scripted OpenAI-compatible chat-completions
+// provider for the tests of agents, so that an agent's loop (tool calls,
+// fitting, recalls, retries and fallback) is tested without a model.
+//
+// A [Provider] answers each user message with the tool call its [Script]
+// gives (or a greeting when it gives none), and "Done: I read it." once
+// the results are back. It records every request it gets (its messages
+// and their exact token count). Like a model that wants a result back, it
+// recalls every tool result the agent cleared from the conversation: it
+// calls ctxfit_next with the placeholder's arguments, then follows every
+// cursor and part of the answers, one tool call per request, and checks
+// that what it rebuilds is the result it first read, byte for byte
+// ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
+// status (a 5xx, a 429 with Retry-After) or no answer until the client
+// gives up (a time-out).
+//
+// A Provider serves one conversation at a time (requests are answered in
+// order; its state is the conversation's). Its methods are safe for
+// concurrent use.
+package openaifittest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/conversation"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/openaifit"
+)
+
+// Script returns the tool call a user message asks for: a function name
+// and its arguments (JSON), or "" to answer the message directly.
+type Script func(user string) (function, arguments string)
+
+// Request is what the provider got in one request.
+type Request struct {
+	Messages []conversation.Message
+	// Tokens is the exact o200k_base cost of the messages
+	// (conversation.Tokens); ToolTokens the count of the "tools" member as
+	// sent.
+	Tokens, ToolTokens int
+	// Placeholders is the number of cleared tool results in the messages.
+	Placeholders int
+	// Status is the status the provider answered: 200, the status of a
+	// [Failure], or 0 when it did not answer (a Failure that hangs).
+	Status int
+}
+
+// Failure is how the provider fails one request, instead of answering it.
+//
+// The zero value is not a failure: give a Status or Hang.
+type Failure struct {
+	// Status is the HTTP status answered (500, 503, 429, ...), with an
+	// OpenAI-style error body.
+	Status int
+	// RetryAfter is the Retry-After header sent with it; "" sends none.
+	RetryAfter string
+	// Hang makes the provider answer nothing until the client gives up
+	// (its time-out) or the provider closes: a provider that does not
+	// answer in time.
+	Hang bool
+}
+
+// Recall is the outcome of recalling one cleared tool result.
+type Recall struct {
+	ToolCallID string
+	Calls      int    // ctxfit_next calls it took
+	Original   string // the result as the provider first read it
+	Rebuilt    string // what following the placeholder gave back
+	Err        error
+}
+
+// Provider is a scripted provider. Create one with [New].
+type Provider struct {
+	// URL is the base URL of its API (http://127.0.0.1:PORT/v1).
+	URL    string
+	server *httptest.Server
+	script Script
+	exact  budget.Counter
+
+	mu        sync.Mutex
+	requests  []Request
+	recalls   []Recall
+	originals map[string]string // tool_call_id -> the result first read
+	own       map[string]bool   // tool_call_ids of the provider's recall calls
+	recalled  map[string]bool
+	active    *recall
+	next      int
+	failures  []Failure
+	closed    chan struct{}
+}
+
+// recall is a recall in progress: a goroutine that follows a placeholder
+// and asks for one ctxfit_next call at a time.
+type recall struct {
+	id     string
+	calls  int
+	last   string               // the tool_call_id of the call in flight
+	want   chan json.RawMessage // the arguments of the next call
+	got    chan []byte          // the body of its answer (nil: an error)
+	done   chan Recall
+	result *Recall
+}
+
+// New starts a provider that answers user messages by script; the caller
+// closes it.
+func New(script Script) *Provider {
+	exact, err := budget.Exact(budget.O200KBase)
+	if err != nil {
+		panic(err)
+	}
+	p := &Provider{script: script, exact: exact, originals: map[string]string{}, own: map[string]bool{}, recalled: map[string]bool{},
+		closed: make(chan struct{})}
+	p.server = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.URL = p.server.URL + "/v1"
+	return p
+}
+
+// Fail makes the next len(f) requests fail, one failure each, in order;
+// the requests after them are answered again.
+func (p *Provider) Fail(f ...Failure) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failures = append(p.failures, f...)
+}
+
+// Close stops the provider.
+func (p *Provider) Close() {
+	p.mu.Lock()
+	select {
+	case <-p.closed:
+	default:
+		close(p.closed)
+	}
+	if p.active != nil {
+		close(p.active.got) // ends the recall's goroutine
+		p.active = nil
+	}
+	p.mu.Unlock()
+	p.server.Close()
+}
+
+// Requests returns the requests so far.
+func (p *Provider) Requests() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Request(nil), p.requests...)
+}
+
+// Recalls returns the recalls finished so far.
+func (p *Provider) Recalls() []Recall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Recall(nil), p.recalls...)
+}
+
+func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Model    string          `json:"model"`
+		Messages json.RawMessage `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		openaifit.WriteError(w, http.StatusBadRequest, openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Message: err.Error()})
+		return
+	}
+	msgs, err := openaifit.DecodeMessages(req.Messages)
+	if err != nil || len(msgs) == 0 {
+		openaifit.WriteError(w, http.StatusBadRequest, openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Message: "no messages"})
+		return
+	}
+	p.mu.Lock()
+	rec := Request{Messages: msgs, Tokens: conversation.Tokens(p.exact, msgs), Status: http.StatusOK}
+	if len(req.Tools) > 0 {
+		rec.ToolTokens = p.exact.Count(string(req.Tools))
+	}
+	for _, m := range msgs {
+		if m.Role == conversation.RoleTool && isPlaceholder(m.Content) {
+			rec.Placeholders++
+		}
+	}
+	if len(p.failures) > 0 {
+		f := p.failures[0]
+		p.failures = p.failures[1:]
+		rec.Status = f.Status
+		if f.Hang {
+			rec.Status = 0
+		}
+		p.requests = append(p.requests, rec)
+		p.mu.Unlock()
+		if f.Hang {
+			select {
+			case <-r.Context().Done():
+			case <-p.closed:
+			}
+			return
+		}
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		openaifit.WriteError(w, f.Status, openaifit.ErrorDetail{Type: openaifit.TypeServer,
+			Message: fmt.Sprintf("openaifittest: a scripted failure (%d)", f.Status)})
+		return
+	}
+	defer p.mu.Unlock()
+	p.requests = append(p.requests, rec)
+	answer := p.answer(msgs)
+	answer.Role = conversation.RoleAssistant
+	finish := "stop"
+	if len(answer.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	resp := openaifit.ChatResponse{ID: fmt.Sprintf("chatcmpl-%d", len(p.requests)), Object: "chat.completion", Model: req.Model,
+		Choices: []openaifit.Choice{{Message: answer, FinishReason: finish}},
+		Usage:   &openaifit.Usage{PromptTokens: rec.Tokens, CompletionTokens: 5, TotalTokens: rec.Tokens + 5}}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func isPlaceholder(s string) bool { return strings.HasPrefix(s, "[ctxfit] ") }
+
+// answer decides the next message of the conversation msgs.
+func (p *Provider) answer(msgs []conversation.Message) conversation.Message {
+	for _, m := range msgs {
+		if m.Role == conversation.RoleTool && !p.own[m.ToolCallID] && !isPlaceholder(m.Content) {
+			if _, seen := p.originals[m.ToolCallID]; !seen {
+				p.originals[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	last := msgs[len(msgs)-1]
+	if a := p.active; a != nil {
+		// The answer to the recall's last call.
+		var body []byte
+		if last.Role == conversation.RoleTool && last.ToolCallID == a.last && !strings.HasPrefix(last.Content, "Error") {
+			body = firstJSON(last.Content)
+		}
+		a.got <- body
+		if m, ok := p.step(a); ok {
+			return m
+		}
+	}
+	for _, m := range msgs {
+		if m.Role != conversation.RoleTool || !isPlaceholder(m.Content) || p.recalled[m.ToolCallID] {
+			continue
+		}
+		if _, ok := p.originals[m.ToolCallID]; !ok || p.own[m.ToolCallID] {
+			continue // a result the provider never read, or one of its recalls
+		}
+		args, err := placeholderCall(m.Content)
+		p.recalled[m.ToolCallID] = true
+		if err != nil {
+			p.recalls = append(p.recalls, Recall{ToolCallID: m.ToolCallID, Original: p.originals[m.ToolCallID], Err: err})
+			continue
+		}
+		a := &recall{id: m.ToolCallID, want: make(chan json.RawMessage), got: make(chan []byte), done: make(chan Recall, 1)}
+		p.active = a
+		go a.run(args, p.originals[m.ToolCallID])
+		if m, ok := p.step(a); ok {
+			return m
+		}
+	}
+	if last.Role == conversation.RoleUser {
+		if fn, args := p.script(last.Content); fn != "" {
+			return p.call(fn, args, false)
+		}
+		return conversation.Message{Content: "Hello! Ask me to read something."}
+	}
+	return conversation.Message{Content: "Done: I read it."}
+}
+
+// step waits for the recall's next call, or its end.
+func (p *Provider) step(a *recall) (conversation.Message, bool) {
+	select {
+	case args := <-a.want:
+		a.calls++
+		m := p.call("ctxfit_next", string(args), true)
+		a.last = m.ToolCalls[0].ID
+		return m, true
+	case r := <-a.done:
+		r.Calls = a.calls
+		p.recalls = append(p.recalls, r)
+		p.active = nil
+		return conversation.Message{}, false
+	}
+}
+
+// call is an assistant message that calls fn.
+func (p *Provider) call(fn, args string, own bool) conversation.Message {
+	p.next++
+	id := fmt.Sprintf("call_%d", p.next)
+	if own {
+		p.own[id] = true
+	}
+	return conversation.Message{ToolCalls: []conversation.ToolCall{{ID: id, Type: "function", Function: conversation.FunctionCall{Name: fn, Arguments: args}}}}
+}
+
+// run follows a placeholder from its first call, and reports what it
+// rebuilt.
+func (a *recall) run(first json.RawMessage, original string) {
+	call := func(args json.RawMessage) ([]byte, error) {
+		a.want <- args
+		body, ok := <-a.got
+		if !ok {
+			return nil, errors.New("openaifittest: the provider closed")
+		}
+		if body == nil {
+			return nil, errors.New("openaifittest: ctxfit_next answered an error")
+		}
+		return body, nil
+	}
+	r := Recall{ToolCallID: a.id, Original: original}
+	body, err := call(first)
+	if err == nil {
+		var out []byte
+		out, _, err = follow.Rebuild(body, func(cursor string, part int64) ([]byte, error) {
+			in := map[string]any{"cursor": cursor}
+			if part != 0 {
+				in["part"] = part
+			}
+			args, _ := json.Marshal(in)
+			return call(args)
+		})
+		r.Rebuilt = string(out)
+		if strings.HasPrefix(r.Rebuilt, `"`) {
+			var s string
+			if json.Unmarshal(out, &s) == nil {
+				r.Rebuilt = s
+			}
+		}
+	}
+	r.Err = err
+	a.done <- r
+}
+
+// placeholderCall reads the arguments of the call a placeholder names:
+// "... call ctxfit_next with {...}."
+func placeholderCall(text string) (json.RawMessage, error) {
+	const with = " with "
+	i := strings.LastIndex(text, with)
+	if i < 0 || !strings.HasSuffix(text, ".") {
+		return nil, fmt.Errorf("openaifittest: not a placeholder: %.100s", text)
+	}
+	args := json.RawMessage(strings.TrimSuffix(text[i+len(with):], "."))
+	if !json.Valid(args) {
+		return nil, fmt.Errorf("openaifittest: the placeholder's arguments are not JSON: %s", args)
+	}
+	return args, nil
+}
+
+// firstJSON returns the shaped body that starts a continuation's text (the
+// guidance line follows it), nil when it does not start with JSON.
+func firstJSON(text string) []byte {
+	var v json.RawMessage
+	if json.NewDecoder(strings.NewReader(text)).Decode(&v) != nil {
+		return nil
+	}
+	return v
+}
