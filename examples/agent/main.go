@@ -8,26 +8,38 @@
 //
 // It serves:
 //
-//   - POST /v1/chat/completions: the request's messages are added to its
-//     session (X-Session-ID; a new one when absent, returned in the same
-//     header), and the agent loop runs: the conversation and the tools go
-//     to the provider at -provider (any OpenAI-compatible API); the tool
-//     calls the model asks for run on the MCP servers through the client
-//     guard; until the model answers. Each client (its IP, or the header
+//   - POST /v1/chat/completions: the request's new messages are added to
+//     its session (X-Session-ID; a new one when absent, returned in the
+//     same header; a history the client sends again is not added twice,
+//     see history.go), and the agent loop runs: the conversation and the
+//     tools go to a provider (-provider NAME=URL, repeated: the one the
+//     request names in X-Provider or "provider", else its session's, else
+//     the default; 5xx, 429 and time-outs retried with backoff and jitter
+//     within -request-timeout, then the next provider); the tool calls the
+//     model asks for, their arguments checked against the tool's input
+//     schema, run on the MCP servers through the client guard; until the
+//     model answers. With "stream": true the turns come as server-sent
+//     events. The answer has provider_used, duration_ms and a record of
+//     each tool call (tool_calls). Each client (its IP, or the header
 //     -rate-key) has a token bucket of 10 requests refilled at -rate a
-//     second: over it, 429 with Retry-After. The request's own messages are
-//     fitted to the window before the agent reads them (openaifit).
+//     second: over it, 429 with Retry-After; a provider's 429 that is not
+//     retried is passed on as 429 with its Retry-After. The request's own
+//     messages are fitted to the window before the agent reads them
+//     (openaifit).
 //   - Sessions keep at most 20 messages for one hour after their last
 //     message, in memory or in Redis (-redis).
 //   - MCP servers over stdio or streamable HTTP (-mcp, repeated), each
 //     with a circuit breaker (5 consecutive failures open it for 30 s) and
 //     a health check every -health-interval that reconnects (restarts, for
-//     stdio) a server that stops answering.
+//     stdio) a server that stops answering; a read-only or idempotent
+//     tool call that fails on a dead connection reconnects and runs once
+//     more.
 //   - One JSON log line per tool invocation on standard error: request_id,
-//     session_id, tool, server, duration_ms, status (success, failure,
-//     timeout), tokens_before and tokens_after, and with -log-arguments the
-//     arguments.
-//   - GET /healthz: the servers' states and breakers; GET /v1/models.
+//     session_id, tool_call_id, tool, server, started_at, duration_ms,
+//     status (success, failure, timeout), tokens_before and tokens_after,
+//     and with -log-arguments the arguments, secrets redacted.
+//   - GET /healthz: the servers' states and breakers; GET /v1/models: the
+//     model and the providers.
 //   - A session belongs to the credential that made it (the Authorization
 //     header and the TLS client certificate, or none): a request with
 //     another credential and its X-Session-ID is answered 404 as for a
@@ -37,8 +49,9 @@
 //
 // Usage:
 //
-//	OPENAI_API_KEY=... agent -listen 127.0.0.1:8090 \
-//	    -provider https://api.openai.com/v1 -model gpt-4o-mini \
+//	OPENAI_API_KEY=... HUAWEI_MAAS_API_KEY=... agent -listen 127.0.0.1:8090 \
+//	    -provider openai=https://api.openai.com/v1 -provider huawei_maas=https://maas.example/v1 \
+//	    -model gpt-4o-mini \
 //	    -mcp 'files=stdio:npx -y @modelcontextprotocol/server-filesystem /srv/data' \
 //	    -mcp 'bookings=http://127.0.0.1:8080/mcp'
 //
@@ -47,7 +60,8 @@
 // CTXFIT_CURSOR_TTL is set, cursors live as long as a session, so that a
 // cleared result stays reachable while its session lives.
 //
-// The example uses only ctxfit's public API.
+// The example uses only ctxfit's public API, and internal/redact for its
+// logs (as the proxy's --log-arguments).
 package main
 
 import (
