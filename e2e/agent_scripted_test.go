@@ -23,14 +23,14 @@ import (
 
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/examples/corpus"
-	"github.com/ctxfit/ctxfit/internal/testing/llmtest"
 	"github.com/ctxfit/ctxfit/internal/testing/redistest"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/openaifit"
+	"github.com/ctxfit/ctxfit/openaifit/openaifittest"
 )
 
 // The tests of this file run examples/agent with a scripted provider
-// (internal/testing/llmtest) and an MCP server of documents in this process, and
+// (openaifit/openaifittest) and an MCP server of documents in this process, and
 // talk to it over HTTP as its clients do. They need neither node nor a
 // model.
 
@@ -148,7 +148,7 @@ func toolLines(t *testing.T, logs *syncbuf.Buffer) []map[string]any {
 // document server.
 type scriptedAgent struct {
 	url      string
-	provider *llmtest.Provider
+	provider *openaifittest.Provider
 	logs     *syncbuf.Buffer
 	mcp      *httptest.Server
 }
@@ -157,7 +157,7 @@ type scriptedAgent struct {
 // added to (and may override) them.
 func startScriptedAgent(t *testing.T, args ...string) *scriptedAgent {
 	t.Helper()
-	f := &scriptedAgent{provider: llmtest.New(script), mcp: docServer(t)}
+	f := &scriptedAgent{provider: openaifittest.New(script), mcp: docServer(t)}
 	t.Cleanup(f.provider.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -312,11 +312,14 @@ func TestTheChatEndpointAnswersOpenAIStyleErrors(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &e))
 	assert.Equal(t, "session_not_found", e.Error.Code)
 
-	req, _ := http.NewRequest(http.MethodPost, f.url+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Provider", "nope")
 	r, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(r.Body).Decode(&e))
 	r.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, r.StatusCode)
+	assert.Equal(t, "invalid_provider", e.Error.Code)
 
 	// Two requests went already; eight more fill the bucket of ten.
 	for i := range 8 {

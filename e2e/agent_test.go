@@ -2,19 +2,24 @@ package e2e
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/internal/testing/llmtest"
+	"github.com/ctxfit/ctxfit/openaifit/openaifittest"
 )
 
 // Budget of the agent under test: a small window, so that a few file
@@ -26,7 +31,7 @@ const (
 )
 
 // TestTheOpenAIClientDrivesTheAgent runs examples/agent with the npm
-// server-filesystem over stdio and a scripted provider (internal/testing/llmtest),
+// server-filesystem over stdio and a scripted provider (openaifit/openaifittest),
 // and drives it with the official openai npm client (e2e/ts/agent.test.mjs:
 // a session of file reads, a long history sent at once, an unknown
 // session, the rate limit). Then it checks what the provider got: every
@@ -45,7 +50,7 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 	fixtures := t.TempDir()
 	writeFixtures(t, fixtures)
 
-	provider := llmtest.New(func(user string) (string, string) {
+	provider := openaifittest.New(func(user string) (string, string) {
 		if p, ok := strings.CutPrefix(user, "read "); ok {
 			args, _ := json.Marshal(map[string]string{"path": p})
 			return "read_text_file", string(args)
@@ -114,4 +119,99 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 	}
 	assert.Equal(t, 7, reads, "one line per read")
 	assert.Positive(t, nexts)
+}
+
+// TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures runs
+// examples/agent with two scripted providers (a, the default, and b) and
+// the npm server-filesystem over stdio, and drives it with the official
+// openai npm client (e2e/ts/agent_providers.test.mjs): streaming and not,
+// /v1/models, a 500 and a time-out retried, a provider failing over to
+// the next, X-Provider, a 429 passed on with its Retry-After, and the MCP
+// server killed mid-session (a read-only tool: reconnected and called
+// again). The node side makes the failures happen through a control
+// endpoint of this test. Retry delays are tiny; nothing is timed.
+func TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures(t *testing.T) {
+	bin := npmServers(t)
+	node, err := exec.LookPath("node")
+	require.NoError(t, err)
+	dir, err := filepath.Abs("ts")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json"))
+	require.NoError(t, err, "the openai client is missing: run (cd e2e/ts && npm ci --no-audit --no-fund), as test.sh does")
+	fixtures := t.TempDir()
+	writeFixtures(t, fixtures)
+
+	readScript := func(user string) (string, string) {
+		if p, ok := strings.CutPrefix(user, "read "); ok {
+			args, _ := json.Marshal(map[string]string{"path": p})
+			return "read_text_file", string(args)
+		}
+		return "", ""
+	}
+	providers := map[string]*openaifittest.Provider{"a": openaifittest.New(readScript), "b": openaifittest.New(readScript)}
+	for _, p := range providers {
+		defer p.Close()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		p := providers[q.Get("provider")]
+		status, _ := strconv.Atoi(q.Get("status"))
+		times, _ := strconv.Atoi(cmp.Or(q.Get("times"), "1"))
+		if p == nil || times < 1 {
+			http.Error(w, "want provider=a|b, status or hang=1, times", http.StatusBadRequest)
+			return
+		}
+		for range times {
+			p.Fail(openaifittest.Failure{Status: status, RetryAfter: q.Get("retry_after"), Hang: q.Get("hang") == "1"})
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /kill", func(w http.ResponseWriter, _ *http.Request) {
+		pids := processesWith(fixtures)
+		if len(pids) == 0 {
+			http.Error(w, "no MCP server process found", http.StatusInternalServerError)
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	ctl := httptest.NewServer(mux)
+	defer ctl.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	url, logs := runAgent(ctx, t, append(cleanEnv(), "CTXFIT_THRESHOLD=800", "CTXFIT_HARD_CAP=1500"),
+		"-provider", "a="+providers["a"].URL, "-provider", "b="+providers["b"].URL, "-model", "scripted",
+		"-mcp", "files=stdio:"+filepath.Join(bin, "mcp-server-filesystem")+" "+fixtures,
+		"-context-tokens", "7000", "-reply-tokens", "1000", "-rate", "1000", "-health-interval", "1h",
+		"-retry-base", "1ms", "-retry-max", "2ms", "-provider-timeout", "3s", "-request-timeout", "2m")
+
+	run := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "agent_providers.test.mjs")
+	run.Dir = dir
+	run.Env = append(cleanEnv(), "CTXFIT_E2E_AGENT_URL="+url, "CTXFIT_E2E_CONTROL_URL="+ctl.URL, "CTXFIT_E2E_FIXTURES="+fixtures)
+	out, err := run.CombinedOutput()
+	require.NoError(t, err, "node --test:\n%s", out)
+	assert.Contains(t, logs.String(), "reconnecting and calling again", "the read after the kill was retried on a new connection")
+}
+
+// processesWith returns the ids of this machine's processes whose command
+// line holds s (a test's temporary directory: the MCP server it started),
+// but the agent's own (-mcp NAME=stdio:... s).
+func processesWith(s string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) && !strings.Contains(string(cmdline), "\x00-mcp\x00") && pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
-	github.com/ctxfit/ctxfit/internal/testing/llmtest v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpclientfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpgoclientfit v0.0.0-00010101000000-000000000000
@@ -55,7 +54,6 @@ replace (
 	github.com/ctxfit/ctxfit/examples/mcpgoserver => ../examples/mcpgoserver
 	github.com/ctxfit/ctxfit/examples/mcpserver => ../examples/mcpserver
 	github.com/ctxfit/ctxfit/gateway => ../gateway
-	github.com/ctxfit/ctxfit/internal/testing/llmtest => ../internal/testing/llmtest
 	github.com/ctxfit/ctxfit/mcpclientfit => ../mcpclientfit
 	github.com/ctxfit/ctxfit/mcpfit => ../mcpfit
 	github.com/ctxfit/ctxfit/mcpgoclientfit => ../mcpgoclientfit

@@ -1,6 +1,6 @@
 // The official openai client drives examples/agent, an OpenAI-compatible
 // chat endpoint backed by MCP servers (here server-filesystem), whose
-// provider is a scripted one the Go test runs (internal/testing/llmtest): it asks
+// provider is a scripted one the Go test runs (openaifit/openaifittest): it asks
 // for a file read per user message, and recalls with ctxfit_next every tool
 // result the agent cleared from the conversation. This side checks what a
 // client of the endpoint sees: answers, sessions, the middleware's fitting

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/conversation"
+	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/openaifit"
 	"github.com/ctxfit/ctxfit/store"
@@ -30,6 +33,7 @@ import (
 const (
 	headerSession   = "X-Session-ID"
 	headerRequestID = "X-Request-ID"
+	headerProvider  = "X-Provider"
 )
 
 // Tool invocation statuses, as a tool call's context records them.
@@ -41,21 +45,24 @@ const (
 
 // agent serves an OpenAI-compatible chat endpoint backed by MCP servers.
 type agent struct {
-	cg            *mcpclientfit.Guard
-	servers       []*upstream
-	provider      *provider
-	sessions      SessionStore
-	logger        *slog.Logger
-	counter       budget.Counter
-	model         string // overrides the request's model when set
-	contextTokens int
-	replyTokens   int
-	maxSteps      int
-	logArguments  bool
-	rate          rate.Limit
-	rateKey       string // header that keys the rate limit; "" for the client IP
-	now           func() time.Time
-	tokens        []string // bearer tokens the chat endpoint requires; nil means none
+	cg        *mcpclientfit.Guard
+	servers   []*upstream
+	providers *providers
+	// requestTimeout bounds a chat request, its retries included; zero
+	// means no bound but the client's.
+	requestTimeout time.Duration
+	sessions       SessionStore
+	logger         *slog.Logger
+	counter        budget.Counter
+	model          string // overrides the request's model when set
+	contextTokens  int
+	replyTokens    int
+	maxSteps       int
+	logArguments   bool
+	rate           rate.Limit
+	rateKey        string // header that keys the rate limit; "" for the client IP
+	now            func() time.Time
+	tokens         []string // bearer tokens the chat endpoint requires; nil means none
 
 	locks sessionLocks
 }
@@ -207,21 +214,56 @@ func invalid(w http.ResponseWriter, status int, code, param, msg string) {
 	openaifit.WriteError(w, status, openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Code: code, Param: param, Message: msg})
 }
 
+// chatBody is what the agent reads of a chat-completions request.
+type chatBody struct {
+	Model         string          `json:"model"`
+	Messages      json.RawMessage `json:"messages"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	// Provider is the provider the request prefers (seed 001's
+	// Query.provider); the X-Provider header says the same and wins.
+	Provider string `json:"provider"`
+}
+
+// chatResponse is the agent's answer: a chat completion with the fields of
+// seed 001's AIResponse, tool_calls (the tool invocations of the turn),
+// provider_used and duration_ms.
+type chatResponse struct {
+	openaifit.ChatResponse
+	ToolCalls    []toolInvocation `json:"tool_calls"`
+	ProviderUsed string           `json:"provider_used"`
+	DurationMS   int64            `json:"duration_ms"`
+}
+
+// toolInvocation is the record of one tool call (seed 001's
+// ToolInvocation, seed 002's tool call context): the model's tool_call id,
+// the tool, the server, its arguments (secrets redacted), how it ended and
+// when.
+type toolInvocation struct {
+	ID           string          `json:"id"`
+	ToolName     string          `json:"tool_name"`
+	Server       string          `json:"server"`
+	Arguments    json.RawMessage `json:"arguments"`
+	Status       string          `json:"status"`
+	Error        string          `json:"error,omitempty"`
+	StartedAt    time.Time       `json:"started_at"`
+	CompletedAt  time.Time       `json:"completed_at"`
+	DurationMS   int64           `json:"duration_ms"`
+	TokensBefore int             `json:"tokens_before"`
+	TokensAfter  int             `json:"tokens_after"`
+}
+
 // chat answers a chat completion: the session's messages and the
-// request's, run through the agent loop.
+// request's, run through the agent loop, as one JSON answer or, with
+// "stream": true, as server-sent events, turn by turn.
 func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	var req struct {
-		Model    string          `json:"model"`
-		Messages json.RawMessage `json:"messages"`
-		Stream   bool            `json:"stream"`
-	}
+	start := a.now()
+	var req chatBody
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		invalid(w, http.StatusBadRequest, "invalid_json", "", "The body is not a chat-completions request: "+err.Error())
-		return
-	}
-	if req.Stream {
-		invalid(w, http.StatusBadRequest, "unsupported_parameter", "stream", "This agent does not stream: send stream false.")
 		return
 	}
 	msgs, err := openaifit.DecodeMessages(req.Messages)
@@ -235,6 +277,13 @@ func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if model == "" {
 		invalid(w, http.StatusBadRequest, "invalid_query", "model", "The request needs a model.")
+		return
+	}
+	preferred := cmpOr(r.Header.Get(headerProvider), req.Provider)
+	if _, ok := a.providers.byName(preferred); !ok && preferred != "" {
+		invalid(w, http.StatusBadRequest, "invalid_provider", "provider",
+			fmt.Sprintf("No provider %q: this agent knows %s. Name one of them in X-Provider or \"provider\", or leave both out for the default (%s).",
+				redact.Bound(preferred, 64), strings.Join(a.providers.names(), ", "), a.providers.def))
 		return
 	}
 
@@ -255,41 +304,87 @@ func (a *agent) chat(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("No session %q: it expired (sessions live %s after their last message) or never existed. Leave X-Session-ID out to start a new one.", ref.id, sessionTTL))
 		return
 	}
-	now := a.now()
 	if !ok {
-		sess = &Session{ID: ref.id, Owner: ref.owner, CreatedAt: now}
+		sess = &Session{ID: ref.id, Owner: ref.owner, CreatedAt: start}
 	}
-	answer, usage, kept, err := a.run(ctx, model, append(sess.Messages, msgs...))
+	if preferred != "" {
+		sess.ProviderPreference = preferred
+	}
+	if a.requestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.requestTimeout)
+		defer cancel()
+	}
+	id := "chatcmpl-" + strings.TrimPrefix(requestIDOf(ctx), "req_")
+	var st *streamer
+	if req.Stream {
+		st = &streamer{w: w, id: id, model: model, created: start.Unix(), usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	}
+	out, err := a.run(ctx, model, sess.ProviderPreference, appendNew(sess.Messages, msgs), st)
 	if err != nil {
+		if st != nil && st.started {
+			st.fail(a.errorOf(err))
+			return
+		}
 		a.fail(w, err)
 		return
 	}
-	sess.Messages, sess.UpdatedAt = kept, a.now()
+	sess.Messages, sess.UpdatedAt = out.kept, a.now()
 	if err := a.sessions.Put(ctx, sess); err != nil {
 		a.logger.Warn("agent: saving the session failed", "session_id", sess.ID, "err", err)
 	}
-	writeJSON(w, http.StatusOK, openaifit.ChatResponse{
-		ID: "chatcmpl-" + strings.TrimPrefix(requestIDOf(ctx), "req_"), Object: "chat.completion", Created: now.Unix(), Model: model,
-		Choices: []openaifit.Choice{{Message: answer, FinishReason: "stop"}}, Usage: &usage,
-	})
+	resp := chatResponse{
+		ChatResponse: openaifit.ChatResponse{ID: id, Object: "chat.completion", Created: start.Unix(), Model: model,
+			Choices: []openaifit.Choice{{Message: out.answer, FinishReason: "stop"}}, Usage: &out.usage},
+		ToolCalls: out.invocations, ProviderUsed: out.provider, DurationMS: a.now().Sub(start).Milliseconds(),
+	}
+	if st != nil {
+		st.finish(resp)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
-// fail answers an error of the agent loop.
-func (a *agent) fail(w http.ResponseWriter, err error) {
+// apiError is an error of the agent loop as the client gets it.
+type apiError struct {
+	status     int
+	detail     openaifit.ErrorDetail
+	retryAfter string // seconds; "" for none
+}
+
+// errorOf maps an error of the agent loop to the client's error: a
+// context too long is 400; a provider's 4xx is passed on as it is, a 429
+// with its Retry-After; an open breaker is 503; anything else 502.
+func (a *agent) errorOf(err error) apiError {
 	var pe *providerError
 	var me *conversation.MandatoryError
 	switch {
 	case errors.As(err, &me):
-		invalid(w, http.StatusBadRequest, openaifit.CodeContextLengthExceeded, "messages", err.Error())
-	case errors.As(err, &pe) && pe.status < 500 && pe.status != http.StatusTooManyRequests:
-		openaifit.WriteError(w, pe.status, pe.detail)
+		return apiError{status: http.StatusBadRequest, detail: openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Code: openaifit.CodeContextLengthExceeded, Param: "messages", Message: err.Error()}}
+	case errors.As(err, &pe) && pe.status == http.StatusTooManyRequests:
+		e := apiError{status: http.StatusTooManyRequests, detail: openaifit.ErrorDetail{Type: openaifit.TypeRateLimit, Code: "provider_rate_limited",
+			Message: fmt.Sprintf("The model provider %s limits our requests (429): %s Retry after the time Retry-After gives.", pe.provider, pe.detail.Message)}}
+		if pe.retryAfter > 0 {
+			e.retryAfter = strconv.Itoa(int(math.Ceil(pe.retryAfter.Seconds())))
+		}
+		return e
+	case errors.As(err, &pe) && pe.status < 500:
+		return apiError{status: pe.status, detail: pe.detail}
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
-		w.Header().Set("Retry-After", fmt.Sprint(int(providerBreakerOpen.Seconds())))
-		openaifit.WriteError(w, http.StatusServiceUnavailable, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "provider_unavailable",
-			Message: "The model provider failed repeatedly; the agent stopped calling it for a while (circuit breaker). Retry later."})
-	default:
-		openaifit.WriteError(w, http.StatusBadGateway, openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "provider_unavailable", Message: err.Error()})
+		return apiError{status: http.StatusServiceUnavailable, retryAfter: strconv.Itoa(int(providerBreakerOpen.Seconds())),
+			detail: openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "provider_unavailable",
+				Message: "The model providers failed repeatedly; the agent stopped calling them for a while (circuit breaker). Retry later."}}
 	}
+	return apiError{status: http.StatusBadGateway, detail: openaifit.ErrorDetail{Type: openaifit.TypeServer, Code: "provider_unavailable", Message: err.Error()}}
+}
+
+// fail answers an error of the agent loop.
+func (a *agent) fail(w http.ResponseWriter, err error) {
+	e := a.errorOf(err)
+	if e.retryAfter != "" {
+		w.Header().Set("Retry-After", e.retryAfter)
+	}
+	openaifit.WriteError(w, e.status, e.detail)
 }
 
 // tools returns the tools the model gets (every server's, then the
@@ -316,70 +411,87 @@ func (a *agent) tools() (*openaifit.Toolset, map[string]*upstream, error) {
 	return ts, route, err
 }
 
+// runResult is what the agent loop gives back.
+type runResult struct {
+	answer      conversation.Message
+	usage       openaifit.Usage
+	kept        []conversation.Message // the conversation to keep, answer included, fitted
+	provider    string                 // the provider of the last answer
+	invocations []toolInvocation
+}
+
 // run is the agent loop: it fits the conversation to the model's window
-// (clearing old tool results behind placeholders, then dropping old
-// turns), sends it and the tools to the provider, runs the tool calls the
-// model asks for through the client-side guard, and repeats until the
-// model answers. It returns the answer, the provider's usage summed, and
-// the conversation to keep, answer included, fitted.
-func (a *agent) run(ctx context.Context, model string, msgs []conversation.Message) (conversation.Message, openaifit.Usage, []conversation.Message, error) {
-	var usage openaifit.Usage
+// (clearing old tool results behind placeholders, then dropping old turns
+// behind one placeholder too), sends it and the tools to the providers
+// (preferred first), runs the tool calls the model asks for through the
+// client-side guard, and repeats until the model answers. st, when not
+// nil, streams each turn of the model as it comes.
+func (a *agent) run(ctx context.Context, model, preferred string, msgs []conversation.Message, st *streamer) (runResult, error) {
+	var out runResult
 	ts, route, err := a.tools()
 	if err != nil {
-		return conversation.Message{}, usage, nil, err
+		return out, err
 	}
 	functions := ts.Functions()
 	defs, _ := json.Marshal(functions)
 	limit := a.contextTokens - a.replyTokens - a.counter.Count(string(defs))
-	opts := &conversation.Options{Counter: a.counter, Keeper: a.cg, MaxMessages: sessionMaxMessages}
-	fit := func() error {
-		r, err := conversation.FitContext(ctx, msgs, max(limit, 1), opts)
-		if err == nil {
-			msgs = r.Messages
-		}
+	fit := func() (err error) {
+		msgs, err = a.fit(ctx, msgs, max(limit, 1))
 		return err
 	}
 	for step := 0; ; step++ {
 		if err := fit(); err != nil {
-			return conversation.Message{}, usage, nil, err
+			return out, err
 		}
 		if step == a.maxSteps {
-			answer := conversation.Message{Role: conversation.RoleAssistant,
+			out.answer = conversation.Message{Role: conversation.RoleAssistant,
 				Content: fmt.Sprintf("I stopped after %d rounds of tool calls without an answer; ask again to let me go on.", a.maxSteps)}
-			msgs = append(msgs, answer)
-			return answer, usage, msgs, fit()
+			st.turn(out.answer)
+			msgs = append(msgs, out.answer)
+			out.kept = msgs
+			return out, fit()
 		}
-		resp, err := a.provider.chat(ctx, openaifit.ChatRequest{Model: model, Messages: msgs, Tools: functions})
+		resp, used, err := a.providers.chat(ctx, preferred, openaifit.ChatRequest{Model: model, Messages: msgs, Tools: functions})
 		if err != nil {
-			return conversation.Message{}, usage, nil, err
+			return out, err
 		}
+		out.provider = used
 		if resp.Usage != nil {
-			usage.PromptTokens += resp.Usage.PromptTokens
-			usage.CompletionTokens += resp.Usage.CompletionTokens
-			usage.TotalTokens += resp.Usage.TotalTokens
+			out.usage.PromptTokens += resp.Usage.PromptTokens
+			out.usage.CompletionTokens += resp.Usage.CompletionTokens
+			out.usage.TotalTokens += resp.Usage.TotalTokens
 		}
 		m := resp.Choices[0].Message
 		m.Role = conversation.RoleAssistant
+		st.turn(m)
 		msgs = append(msgs, m)
 		if len(m.ToolCalls) == 0 {
-			return m, usage, msgs, fit()
+			out.answer = m
+			out.kept = msgs
+			return out, fit()
 		}
 		results := make([]conversation.Message, len(m.ToolCalls))
+		records := make([]toolInvocation, len(m.ToolCalls))
 		var wg sync.WaitGroup
 		for i, tc := range m.ToolCalls {
 			wg.Go(func() {
-				results[i] = conversation.Message{Role: conversation.RoleTool, ToolCallID: tc.ID, Content: a.invoke(ctx, ts, route, tc)}
+				content, rec := a.invoke(ctx, ts, route, tc)
+				results[i] = conversation.Message{Role: conversation.RoleTool, ToolCallID: tc.ID, Content: content}
+				records[i] = rec
 			})
 		}
 		wg.Wait()
+		out.invocations = append(out.invocations, records...)
 		msgs = append(msgs, results...)
 	}
 }
 
 // invoke runs one tool call the model asked for, through the client-side
-// guard, and logs it; it returns what the model reads of the result.
-func (a *agent) invoke(ctx context.Context, ts *openaifit.Toolset, route map[string]*upstream, tc conversation.ToolCall) string {
-	start := time.Now()
+// guard, after checking its arguments against the tool's input schema,
+// and logs it; it returns what the model reads of the result and the
+// call's record.
+func (a *agent) invoke(ctx context.Context, ts *openaifit.Toolset, route map[string]*upstream, tc conversation.ToolCall) (string, toolInvocation) {
+	start := a.now()
 	tool, args, err := ts.Call(tc)
 	server := "ctxfit"
 	var res *mcp.CallToolResult
@@ -391,11 +503,16 @@ func (a *agent) invoke(ctx context.Context, ts *openaifit.Toolset, route map[str
 	default:
 		u := route[tool]
 		server = u.spec.name
-		res, err = u.call(ctx, tool, args)
+		if err = u.checkArguments(tool, args); err == nil {
+			res, err = u.call(ctx, tool, args)
+		}
 	}
 	status := statusSuccess
 	var content string
+	var ie *invalidArgumentsError
 	switch {
+	case errors.As(err, &ie):
+		status, content = statusFailure, "Error: "+err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		status, content = statusTimeout, fmt.Sprintf("Error: the tool %s did not answer in time.", tool)
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
@@ -415,25 +532,35 @@ func (a *agent) invoke(ctx context.Context, ts *openaifit.Toolset, route map[str
 			before = int(n)
 		}
 	}
+	done := a.now()
+	rec := toolInvocation{ID: tc.ID, ToolName: tool, Server: server, Arguments: redact.JSON(json.RawMessage(tc.Function.Arguments), maxLoggedString),
+		Status: status, StartedAt: start, CompletedAt: done, DurationMS: done.Sub(start).Milliseconds(), TokensBefore: before, TokensAfter: after}
 	attrs := []slog.Attr{
 		slog.String("request_id", requestIDOf(ctx)),
 		slog.String("session_id", sessionOf(ctx).id),
-		slog.String("tool", tool),
+		slog.String("tool_call_id", redact.Bound(tc.ID, 128)),
+		slog.String("tool", redact.Bound(tool, 128)),
 		slog.String("server", server),
-		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.Time("started_at", start),
+		slog.Int64("duration_ms", rec.DurationMS),
 		slog.String("status", status),
 		slog.Int("tokens_before", before),
 		slog.Int("tokens_after", after),
 	}
 	if a.logArguments {
-		attrs = append(attrs, slog.String("arguments", tc.Function.Arguments))
+		attrs = append(attrs, slog.String("arguments", string(rec.Arguments)))
 	}
 	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
+		rec.Error = redact.Bound(redact.String(err.Error()), maxLoggedString)
+		attrs = append(attrs, slog.String("error", rec.Error))
 	}
 	a.logger.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
-	return content
+	return content, rec
 }
+
+// maxLoggedString is the longest string of a tool call's arguments or
+// error that a log line or a record holds.
+const maxLoggedString = 1024
 
 // textOf is what the model reads of a tool result: its text blocks, the
 // text of embedded text resources, and one line for what is not text.
@@ -469,17 +596,23 @@ func textOf(res *mcp.CallToolResult) string {
 
 func rawArgs(args []byte) json.RawMessage { return json.RawMessage(args) }
 
-// models answers GET /v1/models.
+// models answers GET /v1/models: the model the agent asks (-model), when
+// set, and the providers it knows, each as a model whose id is its name
+// (the name to give in X-Provider or "provider"), the default first.
 func (a *agent) models(w http.ResponseWriter, _ *http.Request) {
-	var data []map[string]any
+	data := []map[string]any{}
 	if a.model != "" {
-		data = append(data, map[string]any{"id": a.model, "object": "model", "owned_by": "ctxfit-agent"})
+		data = append(data, map[string]any{"id": a.model, "object": "model", "created": 0, "owned_by": "ctxfit-agent"})
+	}
+	for _, p := range a.providers.order("") {
+		data = append(data, map[string]any{"id": p.name, "object": "model", "created": 0, "owned_by": "ctxfit-agent",
+			"provider": p.name, "default": p.name == a.providers.def, "breaker": p.breaker.State().String()})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 // health answers GET /healthz: 200 when every MCP server is connected and
-// the provider's breaker is closed, 503 otherwise.
+// the default provider's breaker is closed, 503 otherwise.
 func (a *agent) health(w http.ResponseWriter, _ *http.Request) {
 	status, code := "ok", http.StatusOK
 	servers := make([]serverHealth, 0, len(a.servers))
@@ -490,9 +623,14 @@ func (a *agent) health(w http.ResponseWriter, _ *http.Request) {
 		}
 		servers = append(servers, h)
 	}
-	pb := a.provider.breaker.State().String()
+	breakers := map[string]string{}
+	for _, p := range a.providers.list {
+		breakers[p.name] = p.breaker.State().String()
+	}
+	def, _ := a.providers.byName(a.providers.def)
+	pb := def.breaker.State().String()
 	if pb != gobreaker.StateClosed.String() {
 		status, code = "degraded", http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": status, "servers": servers, "provider_breaker": pb})
+	writeJSON(w, code, map[string]any{"status": status, "servers": servers, "provider_breaker": pb, "provider_breakers": breakers})
 }

@@ -7,6 +7,7 @@ require (
 	github.com/ctxfit/ctxfit/mcpclientfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/openaifit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/store/redisstore v0.0.0-00010101000000-000000000000
+	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
@@ -21,7 +22,6 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/itchyny/gojq v0.12.20 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
@@ -49,7 +49,6 @@ replace (
 	github.com/ctxfit/ctxfit/examples/mcpgoserver => ../mcpgoserver
 	github.com/ctxfit/ctxfit/examples/mcpserver => ../mcpserver
 	github.com/ctxfit/ctxfit/gateway => ../../gateway
-	github.com/ctxfit/ctxfit/internal/testing/llmtest => ../../internal/testing/llmtest
 	github.com/ctxfit/ctxfit/mcpclientfit => ../../mcpclientfit
 	github.com/ctxfit/ctxfit/mcpfit => ../../mcpfit
 	github.com/ctxfit/ctxfit/mcpgoclientfit => ../../mcpgoclientfit

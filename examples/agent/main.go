@@ -8,26 +8,38 @@
 //
 // It serves:
 //
-//   - POST /v1/chat/completions: the request's messages are added to its
-//     session (X-Session-ID; a new one when absent, returned in the same
-//     header), and the agent loop runs: the conversation and the tools go
-//     to the provider at -provider (any OpenAI-compatible API); the tool
-//     calls the model asks for run on the MCP servers through the client
-//     guard; until the model answers. Each client (its IP, or the header
+//   - POST /v1/chat/completions: the request's new messages are added to
+//     its session (X-Session-ID; a new one when absent, returned in the
+//     same header; a history the client sends again is not added twice,
+//     see history.go), and the agent loop runs: the conversation and the
+//     tools go to a provider (-provider NAME=URL, repeated: the one the
+//     request names in X-Provider or "provider", else its session's, else
+//     the default; 5xx, 429 and time-outs retried with backoff and jitter
+//     within -request-timeout, then the next provider); the tool calls the
+//     model asks for, their arguments checked against the tool's input
+//     schema, run on the MCP servers through the client guard; until the
+//     model answers. With "stream": true the turns come as server-sent
+//     events. The answer has provider_used, duration_ms and a record of
+//     each tool call (tool_calls). Each client (its IP, or the header
 //     -rate-key) has a token bucket of 10 requests refilled at -rate a
-//     second: over it, 429 with Retry-After. The request's own messages are
-//     fitted to the window before the agent reads them (openaifit).
+//     second: over it, 429 with Retry-After; a provider's 429 that is not
+//     retried is passed on as 429 with its Retry-After. The request's own
+//     messages are fitted to the window before the agent reads them
+//     (openaifit).
 //   - Sessions keep at most 20 messages for one hour after their last
 //     message, in memory or in Redis (-redis).
 //   - MCP servers over stdio or streamable HTTP (-mcp, repeated), each
 //     with a circuit breaker (5 consecutive failures open it for 30 s) and
 //     a health check every -health-interval that reconnects (restarts, for
-//     stdio) a server that stops answering.
+//     stdio) a server that stops answering; a read-only or idempotent
+//     tool call that fails on a dead connection reconnects and runs once
+//     more.
 //   - One JSON log line per tool invocation on standard error: request_id,
-//     session_id, tool, server, duration_ms, status (success, failure,
-//     timeout), tokens_before and tokens_after, and with -log-arguments the
-//     arguments.
-//   - GET /healthz: the servers' states and breakers; GET /v1/models.
+//     session_id, tool_call_id, tool, server, started_at, duration_ms,
+//     status (success, failure, timeout), tokens_before and tokens_after,
+//     and with -log-arguments the arguments, secrets redacted.
+//   - GET /healthz: the servers' states and breakers; GET /v1/models: the
+//     model and the providers.
 //   - A session belongs to the credential that made it (the Authorization
 //     header and the TLS client certificate, or none): a request with
 //     another credential and its X-Session-ID is answered 404 as for a
@@ -37,8 +49,9 @@
 //
 // Usage:
 //
-//	OPENAI_API_KEY=... agent -listen 127.0.0.1:8090 \
-//	    -provider https://api.openai.com/v1 -model gpt-4o-mini \
+//	OPENAI_API_KEY=... HUAWEI_MAAS_API_KEY=... agent -listen 127.0.0.1:8090 \
+//	    -provider openai=https://api.openai.com/v1 -provider huawei_maas=https://maas.example/v1 \
+//	    -model gpt-4o-mini \
 //	    -mcp 'files=stdio:npx -y @modelcontextprotocol/server-filesystem /srv/data' \
 //	    -mcp 'bookings=http://127.0.0.1:8080/mcp'
 //
@@ -47,7 +60,8 @@
 // CTXFIT_CURSOR_TTL is set, cursors live as long as a session, so that a
 // cleared result stays reachable while its session lives.
 //
-// The example uses only ctxfit's public API.
+// The example uses only ctxfit's public API, and internal/redact for its
+// logs (as the proxy's --log-arguments).
 package main
 
 import (
@@ -70,6 +84,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/openaifit"
 	"github.com/ctxfit/ctxfit/store/redisstore"
@@ -78,7 +93,11 @@ import (
 // settings are the command line's.
 type settings struct {
 	listen         string
-	provider       string
+	providers      []providerSpec
+	defProvider    string
+	retry          retryPolicy
+	providerTime   time.Duration // of one attempt
+	requestTimeout time.Duration
 	model          string
 	servers        []serverSpec
 	contextTokens  int
@@ -98,7 +117,19 @@ func parseSettings(args []string, getenv func(string) string, stderr io.Writer) 
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&s.listen, "listen", "127.0.0.1:8090", "address of the chat endpoint")
-	fs.StringVar(&s.provider, "provider", cmpOr(getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1"), "base URL of the OpenAI-compatible provider (default $OPENAI_BASE_URL); its key is $OPENAI_API_KEY")
+	fs.Func("provider", "an OpenAI-compatible provider, [NAME=]BASE_URL (repeat for several, tried in order on failure); its key is $NAME_API_KEY, NAME upper-cased (default: openai=$OPENAI_BASE_URL or https://api.openai.com/v1, key $OPENAI_API_KEY)", func(v string) error {
+		spec, err := parseProviderSpec(v)
+		if err == nil {
+			s.providers = append(s.providers, spec)
+		}
+		return err
+	})
+	fs.StringVar(&s.defProvider, "default-provider", "", "the provider requests go to first unless they or their session prefer another; empty means the first -provider")
+	fs.IntVar(&s.retry.retries, "retries", 2, "retries of a provider request that failed with a 5xx, a 429 or a time-out, before the next provider")
+	fs.DurationVar(&s.retry.base, "retry-base", 500*time.Millisecond, "delay before the first retry, doubled at each (with jitter); a 429's Retry-After, when longer, is the delay")
+	fs.DurationVar(&s.retry.max, "retry-max", 20*time.Second, "longest delay between retries")
+	fs.DurationVar(&s.providerTime, "provider-timeout", 2*time.Minute, "time one provider request may take before it is retried")
+	fs.DurationVar(&s.requestTimeout, "request-timeout", 5*time.Minute, "time a chat request may take, retries and tool calls included; a retry that would end later is not made")
 	fs.StringVar(&s.model, "model", "", "model to ask; empty means the request's")
 	fs.Func("mcp", "an MCP server, NAME=stdio:COMMAND ARGS... or NAME=http://HOST/PATH (repeat for several)", func(v string) error {
 		spec, err := parseServerSpec(v)
@@ -139,7 +170,57 @@ func parseSettings(args []string, getenv func(string) string, stderr io.Writer) 
 	if s.rate <= 0 || s.maxSteps < 1 {
 		return settings{}, errors.New("agent: -rate and -max-steps must be positive")
 	}
+	if s.retry.retries < 0 || s.retry.base <= 0 || s.retry.max < s.retry.base || s.providerTime <= 0 || s.requestTimeout < 0 {
+		return settings{}, errors.New("agent: -retries must be >= 0, -retry-base and -provider-timeout positive, -retry-max at least -retry-base, -request-timeout >= 0")
+	}
+	if len(s.providers) == 0 {
+		s.providers = []providerSpec{{name: "openai", url: cmpOr(getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1")}}
+	}
+	seen := map[string]bool{}
+	for _, p := range s.providers {
+		if seen[p.name] {
+			return settings{}, fmt.Errorf("agent: two providers are named %q: name them, -provider NAME=URL", p.name)
+		}
+		seen[p.name] = true
+	}
+	if s.defProvider == "" {
+		s.defProvider = s.providers[0].name
+	} else if !seen[s.defProvider] {
+		return settings{}, fmt.Errorf("agent: -default-provider %q is not among the -provider names", s.defProvider)
+	}
 	return s, nil
+}
+
+// providerSpec is a -provider: its name and base URL.
+type providerSpec struct {
+	name, url string
+}
+
+// parseProviderSpec reads -provider [NAME=]URL; a URL alone is named
+// openai.
+func parseProviderSpec(v string) (providerSpec, error) {
+	name, url := "openai", v
+	if n, u, ok := strings.Cut(v, "="); ok && !strings.Contains(n, "://") {
+		name, url = n, u
+	}
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return providerSpec{}, fmt.Errorf("agent: -provider %q: want [NAME=]http(s)://HOST/v1", v)
+	}
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return providerSpec{}, fmt.Errorf("agent: -provider %q: a name has only letters, digits, '_' and '-'", v)
+		}
+	}
+	if name == "" {
+		return providerSpec{}, fmt.Errorf("agent: -provider %q: the name is empty", v)
+	}
+	return providerSpec{name: name, url: url}, nil
+}
+
+// keyEnv is the environment variable of a provider's key: NAME_API_KEY,
+// NAME upper-cased with '-' as '_'.
+func keyEnv(name string) string {
+	return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_API_KEY"
 }
 
 func cmpOr(a, b string) string {
@@ -229,7 +310,11 @@ func newAgent(ctx context.Context, s settings, getenv func(string) string, logge
 		closers = append(closers, func() { _ = rs.Close() })
 		sessions = rs
 	}
-	a := &agent{cg: cg, provider: newProvider(s.provider, getenv("OPENAI_API_KEY"), 5*time.Minute), sessions: sessions,
+	ps := &providers{def: s.defProvider}
+	for _, spec := range s.providers {
+		ps.list = append(ps.list, newProvider(spec.name, spec.url, getenv(keyEnv(spec.name)), s.providerTime, s.retry))
+	}
+	a := &agent{cg: cg, providers: ps, requestTimeout: s.requestTimeout, sessions: sessions,
 		logger: logger, counter: counter, model: s.model, contextTokens: s.contextTokens, replyTokens: s.replyTokens,
 		maxSteps: s.maxSteps, logArguments: s.logArguments, rate: rate.Limit(s.rate), rateKey: s.rateKey, now: time.Now,
 		tokens: s.tokens}
@@ -266,7 +351,11 @@ func run(ctx context.Context, s settings, getenv func(string) string, logger *sl
 	for i, spec := range s.servers {
 		names[i] = spec.name
 	}
-	logger.Info("agent: serving", "url", "http://"+ln.Addr().String()+"/v1", "provider", s.provider, "servers", strings.Join(names, ","))
+	urls := make([]string, len(s.providers))
+	for i, p := range s.providers {
+		urls[i] = p.name + "=" + redact.URL(p.url)
+	}
+	logger.Info("agent: serving", "url", "http://"+ln.Addr().String()+"/v1", "providers", strings.Join(urls, ","), "default_provider", s.defProvider, "servers", strings.Join(names, ","))
 	select {
 	case err := <-errc:
 		return err

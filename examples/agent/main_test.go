@@ -51,7 +51,7 @@ func TestSettings(t *testing.T) {
 	getenv := func(k string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}[k] }
 	s, err := parseSettings([]string{"-mcp", "files=stdio:node server.js /data", "-mcp", "api=http://127.0.0.1:8080/mcp", "-rate-key", "X-Api-Key"}, getenv, &bytes.Buffer{})
 	require.NoError(t, err)
-	assert.Equal(t, "http://127.0.0.1:11434/v1", s.provider)
+	assert.Equal(t, []providerSpec{{name: "openai", url: "http://127.0.0.1:11434/v1"}}, s.providers)
 	require.Len(t, s.servers, 2)
 	assert.Equal(t, serverSpec{name: "files", command: []string{"node", "server.js", "/data"}}, s.servers[0])
 	assert.Equal(t, serverSpec{name: "api", url: "http://127.0.0.1:8080/mcp"}, s.servers[1])

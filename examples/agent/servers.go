@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,10 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 )
 
@@ -77,10 +81,15 @@ type upstream struct {
 	callTimeout time.Duration
 	breaker     *gobreaker.CircuitBreaker[*mcp.CallToolResult]
 
+	reconnecting sync.Mutex // one reconnection at a time
+
 	mu         sync.Mutex
 	session    *mcp.ClientSession
+	proc       *os.Process // the server's process, for stdio
 	state      string
 	tools      []*mcp.Tool
+	schemas    map[string]*jsonschema.Resolved // the tools' input schemas
+	rawSchemas map[string]string
 	lastHealth time.Time
 	lastErr    string
 }
@@ -108,10 +117,11 @@ func (u *upstream) connect(ctx context.Context) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "ctxfit-agent", Version: "1.0.0"}, nil)
 	u.cg.Install(client)
 	var t mcp.Transport
+	var cmd *exec.Cmd
 	if u.spec.url != "" {
 		t = &mcp.StreamableClientTransport{Endpoint: u.spec.url, HTTPClient: &http.Client{}}
 	} else {
-		cmd := exec.Command(u.spec.command[0], u.spec.command[1:]...)
+		cmd = exec.Command(u.spec.command[0], u.spec.command[1:]...)
 		cmd.Stderr = os.Stderr
 		t = &mcp.CommandTransport{Command: cmd}
 	}
@@ -129,9 +139,14 @@ func (u *upstream) connect(ctx context.Context) error {
 		}
 		tools = append(tools, tool)
 	}
+	schemas, raw := resolveSchemas(tools)
 	u.mu.Lock()
 	old := u.session
 	u.session, u.tools, u.state, u.lastHealth, u.lastErr = session, tools, stateConnected, time.Now(), ""
+	u.schemas, u.rawSchemas = schemas, raw
+	if cmd != nil {
+		u.proc = cmd.Process
+	}
 	u.mu.Unlock()
 	if old != nil {
 		_ = old.Close()
@@ -162,18 +177,51 @@ func answered(err error) bool {
 var errUnavailable = errors.New("the MCP server is not connected")
 
 // call calls a tool through the circuit breaker, within the call timeout.
+// A call that fails because the connection died (the server crashed) is
+// made once more on a new connection when the tool is read-only or
+// idempotent (its annotations say so); any other tool's failure is the
+// model's to handle, since the tool may have run.
 func (u *upstream) call(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.callTimeout)
 	defer cancel()
 	return u.breaker.Execute(func() (*mcp.CallToolResult, error) {
-		u.mu.Lock()
-		s := u.session
-		u.mu.Unlock()
-		if s == nil {
-			return nil, errUnavailable
+		res, err := u.callOnce(ctx, name, args)
+		if err == nil || ctx.Err() != nil || !deadConnection(err) || !u.retriesOnDeadConnection(name) {
+			return res, err
 		}
-		return s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: rawArgs(args)})
+		u.logger.Warn("agent: a tool call failed on a dead connection; reconnecting and calling again", "server", u.spec.name, "tool", name, "err", err)
+		u.setState(stateDegraded, err)
+		if cerr := u.reconnect(ctx, u.currentSession()); cerr != nil {
+			return nil, errors.Join(err, cerr)
+		}
+		return u.callOnce(ctx, name, args)
 	})
+}
+
+// currentSession returns the session of u now.
+func (u *upstream) currentSession() *mcp.ClientSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.session
+}
+
+func (u *upstream) callOnce(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
+	s := u.currentSession()
+	if s == nil {
+		return nil, errUnavailable
+	}
+	return s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: rawArgs(args)})
+}
+
+// reconnect connects again, unless another call did since the session
+// dead was seen dying.
+func (u *upstream) reconnect(ctx context.Context, dead *mcp.ClientSession) error {
+	u.reconnecting.Lock()
+	defer u.reconnecting.Unlock()
+	if s := u.currentSession(); s != nil && s != dead {
+		return nil
+	}
+	return u.connect(ctx)
 }
 
 // check pings the server; when it does not answer, the server is degraded
@@ -198,7 +246,7 @@ func (u *upstream) check(ctx context.Context) {
 	}
 	u.logger.Warn("agent: health check failed", "server", u.spec.name, "err", err)
 	u.setState(stateDegraded, err)
-	if err := u.connect(ctx); err != nil {
+	if err := u.reconnect(ctx, s); err != nil {
 		u.logger.Warn("agent: reconnecting failed", "server", u.spec.name, "err", err)
 	}
 }
@@ -273,4 +321,81 @@ func (u *upstream) toolList() []*mcp.Tool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.tools
+}
+
+// invalidArgumentsError: a tool call's arguments do not match the tool's
+// input schema (seed 001's INVALID_ARGUMENTS); the call is not made.
+type invalidArgumentsError struct {
+	tool   string
+	reason string
+	schema string
+}
+
+func (e *invalidArgumentsError) Error() string {
+	return fmt.Sprintf("INVALID_ARGUMENTS: the arguments of %s do not match its input schema: %s. Call %s again with arguments that match this schema: %s",
+		e.tool, e.reason, e.tool, e.schema)
+}
+
+// checkArguments checks args against the input schema of the tool name:
+// an *invalidArgumentsError when they do not match it. A tool without a
+// schema, or with one the validator cannot read, accepts any arguments
+// (the server checks them).
+func (u *upstream) checkArguments(name string, args []byte) error {
+	u.mu.Lock()
+	rs, schema := u.schemas[name], u.rawSchemas[name]
+	u.mu.Unlock()
+	if rs == nil {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return &invalidArgumentsError{tool: name, reason: "they are not JSON", schema: schema}
+	}
+	if err := rs.Validate(v); err != nil {
+		return &invalidArgumentsError{tool: name, reason: redact.Bound(err.Error(), 300), schema: redact.Bound(schema, 2000)}
+	}
+	return nil
+}
+
+// resolveSchemas returns the input schemas of tools the validator can
+// read, resolved, and their JSON.
+func resolveSchemas(tools []*mcp.Tool) (map[string]*jsonschema.Resolved, map[string]string) {
+	resolved, raw := map[string]*jsonschema.Resolved{}, map[string]string{}
+	for _, t := range tools {
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil || t.InputSchema == nil {
+			continue
+		}
+		var s jsonschema.Schema
+		if json.Unmarshal(b, &s) != nil {
+			continue
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			continue
+		}
+		resolved[t.Name], raw[t.Name] = rs, string(b)
+	}
+	return resolved, raw
+}
+
+// retriesOnDeadConnection reports whether a call of the tool name may be
+// made again after its connection died: the tool says it is read-only or
+// idempotent (its annotations), so that running it twice does no harm.
+func (u *upstream) retriesOnDeadConnection(name string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, t := range u.tools {
+		if t.Name == name {
+			return t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
+		}
+	}
+	return false
+}
+
+// deadConnection reports whether err says the session's connection is
+// gone (the server crashed, the stream broke).
+func deadConnection(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, errUnavailable) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -34,6 +34,10 @@ type Session struct {
 	CreatedAt time.Time              `json:"created_at"`
 	UpdatedAt time.Time              `json:"updated_at"`
 	Messages  []conversation.Message `json:"messages"`
+	// ProviderPreference is the provider the session's requests go to
+	// first (seed 001's Session.provider_preference): the last one a
+	// request of the session named; "" for the default.
+	ProviderPreference string `json:"provider_preference,omitempty"`
 }
 
 // SessionStore keeps sessions for a time to live after their last update.

@@ -49,7 +49,7 @@ const root = "github.com/ctxfit/ctxfit"
 // modules a release leaves out: programs to read and copy, and tests. A
 // published module that requires one of them is an error: a user's go mod
 // tidy could not resolve it.
-var unpublished = []string{"examples/", "e2e", "benchmarks", "internal/testing/"}
+var unpublished = []string{"examples/", "e2e", "benchmarks"}
 
 func main() {
 	version := flag.String("version", "", "the version to release, a semantic version such as v0.1.0 (required)")

@@ -45,7 +45,6 @@ replace (
 	github.com/ctxfit/ctxfit/examples/mcpgoserver => ../../examples/mcpgoserver
 	github.com/ctxfit/ctxfit/examples/mcpserver => ../../examples/mcpserver
 	github.com/ctxfit/ctxfit/gateway => ../../gateway
-	github.com/ctxfit/ctxfit/internal/testing/llmtest => ../../internal/testing/llmtest
 	github.com/ctxfit/ctxfit/mcpclientfit => ../../mcpclientfit
 	github.com/ctxfit/ctxfit/mcpfit => ../../mcpfit
 	github.com/ctxfit/ctxfit/mcpgoclientfit => ../../mcpgoclientfit

@@ -1,17 +1,23 @@
-// Package llmtest is a scripted OpenAI-compatible chat-completions
-// provider for the tests of agents: it answers with the tool calls a
-// script gives for each user message, records every request it gets (its
-// messages and their exact token count), and, like a model that wants a
-// result back, recalls every tool result the agent cleared from the
-// conversation: it calls ctxfit_next with the placeholder's arguments,
-// then follows every cursor and part of the answers (internal/testing/follow),
-// one tool call per request, and checks that what it rebuilds is the
-// result it first read, byte for byte.
+// Package openaifittest is a scripted OpenAI-compatible chat-completions
+// provider for the tests of agents, so that an agent's loop (tool calls,
+// fitting, recalls, retries and fallback) is tested without a model.
+//
+// A [Provider] answers each user message with the tool call its [Script]
+// gives (or a greeting when it gives none), and "Done: I read it." once
+// the results are back. It records every request it gets (its messages
+// and their exact token count). Like a model that wants a result back, it
+// recalls every tool result the agent cleared from the conversation: it
+// calls ctxfit_next with the placeholder's arguments, then follows every
+// cursor and part of the answers, one tool call per request, and checks
+// that what it rebuilds is the result it first read, byte for byte
+// ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
+// status (a 5xx, a 429 with Retry-After) or no answer until the client
+// gives up (a time-out).
 //
 // A Provider serves one conversation at a time (requests are answered in
 // order; its state is the conversation's). Its methods are safe for
 // concurrent use.
-package llmtest
+package openaifittest
 
 import (
 	"encoding/json"
@@ -42,6 +48,24 @@ type Request struct {
 	Tokens, ToolTokens int
 	// Placeholders is the number of cleared tool results in the messages.
 	Placeholders int
+	// Status is the status the provider answered: 200, the status of a
+	// [Failure], or 0 when it did not answer (a Failure that hangs).
+	Status int
+}
+
+// Failure is how the provider fails one request, instead of answering it.
+//
+// The zero value is not a failure: give a Status or Hang.
+type Failure struct {
+	// Status is the HTTP status answered (500, 503, 429, ...), with an
+	// OpenAI-style error body.
+	Status int
+	// RetryAfter is the Retry-After header sent with it; "" sends none.
+	RetryAfter string
+	// Hang makes the provider answer nothing until the client gives up
+	// (its time-out) or the provider closes: a provider that does not
+	// answer in time.
+	Hang bool
 }
 
 // Recall is the outcome of recalling one cleared tool result.
@@ -69,6 +93,8 @@ type Provider struct {
 	recalled  map[string]bool
 	active    *recall
 	next      int
+	failures  []Failure
+	closed    chan struct{}
 }
 
 // recall is a recall in progress: a goroutine that follows a placeholder
@@ -90,15 +116,29 @@ func New(script Script) *Provider {
 	if err != nil {
 		panic(err)
 	}
-	p := &Provider{script: script, exact: exact, originals: map[string]string{}, own: map[string]bool{}, recalled: map[string]bool{}}
+	p := &Provider{script: script, exact: exact, originals: map[string]string{}, own: map[string]bool{}, recalled: map[string]bool{},
+		closed: make(chan struct{})}
 	p.server = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = p.server.URL + "/v1"
 	return p
 }
 
+// Fail makes the next len(f) requests fail, one failure each, in order;
+// the requests after them are answered again.
+func (p *Provider) Fail(f ...Failure) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failures = append(p.failures, f...)
+}
+
 // Close stops the provider.
 func (p *Provider) Close() {
 	p.mu.Lock()
+	select {
+	case <-p.closed:
+	default:
+		close(p.closed)
+	}
 	if p.active != nil {
 		close(p.active.got) // ends the recall's goroutine
 		p.active = nil
@@ -142,8 +182,7 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	rec := Request{Messages: msgs, Tokens: conversation.Tokens(p.exact, msgs)}
+	rec := Request{Messages: msgs, Tokens: conversation.Tokens(p.exact, msgs), Status: http.StatusOK}
 	if len(req.Tools) > 0 {
 		rec.ToolTokens = p.exact.Count(string(req.Tools))
 	}
@@ -152,6 +191,30 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 			rec.Placeholders++
 		}
 	}
+	if len(p.failures) > 0 {
+		f := p.failures[0]
+		p.failures = p.failures[1:]
+		rec.Status = f.Status
+		if f.Hang {
+			rec.Status = 0
+		}
+		p.requests = append(p.requests, rec)
+		p.mu.Unlock()
+		if f.Hang {
+			select {
+			case <-r.Context().Done():
+			case <-p.closed:
+			}
+			return
+		}
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		openaifit.WriteError(w, f.Status, openaifit.ErrorDetail{Type: openaifit.TypeServer,
+			Message: fmt.Sprintf("openaifittest: a scripted failure (%d)", f.Status)})
+		return
+	}
+	defer p.mu.Unlock()
 	p.requests = append(p.requests, rec)
 	answer := p.answer(msgs)
 	answer.Role = conversation.RoleAssistant
@@ -251,10 +314,10 @@ func (a *recall) run(first json.RawMessage, original string) {
 		a.want <- args
 		body, ok := <-a.got
 		if !ok {
-			return nil, errors.New("llmtest: the provider closed")
+			return nil, errors.New("openaifittest: the provider closed")
 		}
 		if body == nil {
-			return nil, errors.New("llmtest: ctxfit_next answered an error")
+			return nil, errors.New("openaifittest: ctxfit_next answered an error")
 		}
 		return body, nil
 	}
@@ -288,11 +351,11 @@ func placeholderCall(text string) (json.RawMessage, error) {
 	const with = " with "
 	i := strings.LastIndex(text, with)
 	if i < 0 || !strings.HasSuffix(text, ".") {
-		return nil, fmt.Errorf("llmtest: not a placeholder: %.100s", text)
+		return nil, fmt.Errorf("openaifittest: not a placeholder: %.100s", text)
 	}
 	args := json.RawMessage(strings.TrimSuffix(text[i+len(with):], "."))
 	if !json.Valid(args) {
-		return nil, fmt.Errorf("llmtest: the placeholder's arguments are not JSON: %s", args)
+		return nil, fmt.Errorf("openaifittest: the placeholder's arguments are not JSON: %s", args)
 	}
 	return args, nil
 }

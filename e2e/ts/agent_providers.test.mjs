@@ -1,0 +1,139 @@
+// The official openai client drives examples/agent with two scripted
+// providers (a, the default, and b; openaifit/openaifittest) and the npm
+// server-filesystem over stdio, streaming and not, while the Go side
+// (e2e/agent_test.go) makes the providers fail and kills the MCP server
+// through a control endpoint this file calls:
+//
+//   POST CONTROL/fail?provider=a&status=503&retry_after=60&hang=1&times=1
+//   POST CONTROL/kill   (kills the MCP server's process)
+//
+// Environment: CTXFIT_E2E_AGENT_URL, CTXFIT_E2E_CONTROL_URL, CTXFIT_E2E_FIXTURES.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import OpenAI from 'openai';
+
+const need = (name) => {
+  const v = process.env[name] ?? '';
+  if (v === '') throw new Error(`${name} is not set: run these tests through go test ./e2e/`);
+  return v;
+};
+const baseURL = need('CTXFIT_E2E_AGENT_URL');
+const control = need('CTXFIT_E2E_CONTROL_URL');
+const fixtures = need('CTXFIT_E2E_FIXTURES');
+const reports = readdirSync(path.join(fixtures, 'many')).sort().map((f) => path.join(fixtures, 'many', f));
+const client = new OpenAI({ baseURL, apiKey: 'not-needed', maxRetries: 0 });
+
+const fail = async (params) => {
+  const res = await fetch(`${control}/fail?${new URLSearchParams(params)}`, { method: 'POST' });
+  assert.equal(res.status, 204, await res.text());
+};
+const kill = async () => {
+  const res = await fetch(`${control}/kill`, { method: 'POST' });
+  assert.equal(res.status, 204, await res.text());
+};
+const read = (i) => ({ model: 'scripted', messages: [{ role: 'user', content: `read ${reports[i]}` }] });
+
+test('/v1/models lists both providers, the default first', async () => {
+  const ids = [];
+  for await (const m of client.models.list()) ids.push(m.id);
+  assert.deepEqual(ids, ['scripted', 'a', 'b']);
+});
+
+test('a file read, not streamed: the answer with the seed\'s fields and the tool call\'s record', async () => {
+  const data = await client.chat.completions.create(read(0));
+  assert.equal(data.choices[0].message.content, 'Done: I read it.');
+  assert.equal(data.provider_used, 'a');
+  assert.ok(Number.isInteger(data.duration_ms));
+  assert.equal(data.tool_calls.length, 1);
+  const rec = data.tool_calls[0];
+  assert.equal(rec.tool_name, 'read_text_file');
+  assert.equal(rec.status, 'success');
+  assert.match(rec.id, /^call_/);
+  assert.ok(Date.parse(rec.started_at) <= Date.parse(rec.completed_at));
+});
+
+test('the stream helper: content, the tool call\'s delta, and the final completion', async () => {
+  const stream = client.chat.completions.stream({ ...read(1), stream_options: { include_usage: true } });
+  let content = '';
+  const calls = [];
+  stream.on('content', (delta) => { content += delta; });
+  stream.on('tool_calls.function.arguments.done', (e) => { calls.push(e.name); });
+  const final = await stream.finalChatCompletion();
+  assert.equal(content, 'Done: I read it.');
+  assert.deepEqual(calls, ['read_text_file']);
+  assert.equal(final.choices[0].finish_reason, 'stop');
+  assert.equal(final.choices[0].message.content, 'Done: I read it.');
+  assert.equal(final.choices[0].message.tool_calls[0].function.name, 'read_text_file');
+  assert.ok(final.usage.prompt_tokens > 0);
+});
+
+test('create with stream: true yields chat.completion.chunk objects', async () => {
+  const stream = await client.chat.completions.create({ ...read(2), stream: true });
+  let content = '';
+  let finish = null;
+  let provider = '';
+  for await (const chunk of stream) {
+    assert.equal(chunk.object, 'chat.completion.chunk');
+    for (const c of chunk.choices) {
+      content += c.delta?.content ?? '';
+      finish = c.finish_reason ?? finish;
+    }
+    provider = chunk.provider_used ?? provider;
+  }
+  assert.equal(content, 'Done: I read it.');
+  assert.equal(finish, 'stop');
+  assert.equal(provider, 'a');
+});
+
+test('a provider\'s 500 and a time-out are retried at the same provider', async () => {
+  await fail({ provider: 'a', status: '500' });
+  let data = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] });
+  assert.match(data.choices[0].message.content, /^Hello/);
+  assert.equal(data.provider_used, 'a');
+  await fail({ provider: 'a', hang: '1' });
+  data = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] });
+  assert.equal(data.provider_used, 'a');
+});
+
+test('a provider that keeps failing falls back to the next, streamed too', async () => {
+  await fail({ provider: 'a', status: '503', times: '3' });
+  const stream = client.chat.completions.stream({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] });
+  const final = await stream.finalChatCompletion();
+  assert.match(final.choices[0].message.content, /^Hello/);
+  assert.equal(final.provider_used, 'b');
+});
+
+test('X-Provider picks b', async () => {
+  const data = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] }, { headers: { 'X-Provider': 'b' } });
+  assert.equal(data.provider_used, 'b');
+});
+
+test('429s with a Retry-After past the request\'s deadline (2 minutes): the client gets 429 with its Retry-After', async () => {
+  await fail({ provider: 'a', status: '429', retry_after: '3600' });
+  await fail({ provider: 'b', status: '429', retry_after: '600' });
+  await assert.rejects(
+    client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] }),
+    (err) => {
+      assert.ok(err instanceof OpenAI.RateLimitError, String(err));
+      assert.equal(err.status, 429);
+      assert.equal(err.headers.get('retry-after'), '600', 'the shortest wait the providers gave');
+      return true;
+    },
+  );
+});
+
+test('the MCP server killed mid-session: the next read reconnects and succeeds', async () => {
+  const { data, response } = await client.chat.completions.create(read(3)).withResponse();
+  assert.equal(data.tool_calls[0].status, 'success');
+  const session = response.headers.get('x-session-id');
+  await kill();
+  const again = await client.chat.completions.create(read(4), { headers: { 'X-Session-ID': session } });
+  assert.equal(again.choices[0].message.content, 'Done: I read it.');
+  assert.equal(again.tool_calls[0].status, 'success', JSON.stringify(again.tool_calls[0]));
+  const streamed = client.chat.completions.stream(read(5), { headers: { 'X-Session-ID': session } });
+  const final = await streamed.finalChatCompletion();
+  assert.equal(final.choices[0].message.content, 'Done: I read it.');
+});
