@@ -218,7 +218,12 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 	return &compiledFormat{f: format, tmpl: tmpl, transforms: transforms}, nil
 }
 
-// Metrics measure one use of a format, with exact token counts.
+// Metrics measure one use of a format, with exact token counts: the
+// MCP-wrapper data model's TokenMetrics, whose names they keep, but for
+// RawTokens and CompactTokens (rawTokens, compactTokens), its
+// estimatedTokensBefore and estimatedTokensAfter counted exactly rather
+// than estimated as characters/4, and UsedFallback, which its
+// TransformationLog has.
 //
 // The zero value measures nothing. Metrics is a plain value.
 type Metrics struct {
