@@ -17,12 +17,16 @@ import (
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
-// An endpoint's OutputFormat is a strategy tried before the others on a
-// JSON response over the threshold: the compact rendering, with a details
-// cursor that leads back to the original, when the rendering is smaller
-// than the response and fits the budget. When it fails, times out, is not
-// smaller or does not fit, the response is shaped as if there were no
-// format: the original over the hard cap is never sent.
+// An endpoint's OutputFormat is a strategy tried first on every JSON
+// response, whatever its size: the compact rendering, with a details
+// cursor that leads back to the original, when the budget's threshold
+// holds the rendering (as it holds any response) and the whole answer
+// (rendering, cursor and budget fields) has fewer tokens than the response
+// and is within the hard cap. The cursor costs about a hundred tokens, so
+// that a very small response is sent as it is rather than grow. When the format fails, times
+// out, is not smaller or does not fit, the response is shaped as if there
+// were no format (passed through under the threshold, shaped over it):
+// the original over the hard cap is never sent.
 
 // compactRules are an endpoint's compiled output format.
 type compactRules struct {
@@ -36,10 +40,6 @@ type compactRules struct {
 // maxLoggedError bounds the error of a transformation log entry: a
 // projection's error may list every field of the response.
 const maxLoggedError = 500
-
-// compactEnvelopeTokens is what the compact rendering's envelope (its
-// meta, details cursor and budget fields) may add to the text.
-const compactEnvelopeTokens = 200
 
 // compactRules compiles ep's output format; nil when it has none or
 // compact output is off.
@@ -71,7 +71,7 @@ func (g *Guard) compactRules(e *engine, ep Endpoint) (*compactRules, error) {
 func (s *shaper) compact() (res Result, ok bool, err error) {
 	cr := s.rl.compact
 	start := s.g.now()
-	text, rerr := cr.formatter.Render(s.ctx, cr.op, s.data)
+	text, rerr := cr.formatter.RenderArgs(s.ctx, cr.op, s.data, s.req.Filters)
 	elapsed := max(s.g.since(start), 0)
 	if rerr != nil && s.ctx.Err() != nil {
 		return Result{}, true, errTimeout
@@ -81,6 +81,13 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 		RawTokens: s.rec.TokensBefore, CompactTokens: s.rec.TokensBefore,
 		ProcessingTimeMs: float64(elapsed.Microseconds()) / 1000, UsedFallback: true,
 	}
+	if s.rec.TokensBeforeEstimated && cr.metrics != nil {
+		// The metrics count exact tokens: a response over the hard cap is
+		// counted whole only for them.
+		m.RawTokens = s.e.counter.Count(string(s.data))
+		m.CompactTokens = m.RawTokens
+	}
+	var why string // why a rendering was not sent, when it did not fail
 	defer func() {
 		if m.RawTokens > 0 {
 			m.SavingsPercent = 100 * float64(m.RawTokens-m.CompactTokens) / float64(m.RawTokens)
@@ -88,18 +95,24 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 		if cr.metrics != nil {
 			cr.metrics.write(s.g.logger, m)
 		}
-		s.logTransformation(cr, m, rerr, elapsed)
+		s.logTransformation(cr, m, rerr, why, elapsed)
 	}()
 	if rerr != nil {
 		return Result{}, false, nil
 	}
-	limit := s.rl.budget.Threshold - compactEnvelopeTokens
+	limit := min(s.rec.TokensBefore-1, s.rl.budget.Threshold)
 	tokens := budget.CountUpTo(s.e.counter, text, max(limit, 0))
-	if tokens > limit || tokens >= s.rec.TokensBefore {
-		return Result{}, false, nil // does not fit, or is not smaller
+	switch {
+	case tokens >= s.rec.TokensBefore:
+		why = fmt.Sprintf("the rendering (%d tokens or more) is not smaller than the response (%d tokens)", tokens, s.rec.TokensBefore)
+		return Result{}, false, nil
+	case tokens > limit:
+		why = fmt.Sprintf("the rendering (more than %d tokens) is over the threshold (%d tokens)", limit, s.rl.budget.Threshold)
+		return Result{}, false, nil
 	}
 	tok, err := s.cursorFor(ref{kind: contDetails, end: int64(len(s.data))})
 	if errors.Is(err, errNoContinuation) {
+		why = "no details cursor can lead back to the original now"
 		return Result{}, false, nil // without a way back, the original would be lost
 	}
 	if err != nil {
@@ -116,12 +129,17 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 	out = append(out, `"}}`...)
 	res, err = s.finish(out, telemetry.StrategyFormat)
 	if err == errOverCap {
+		why = fmt.Sprintf("the rendering with its details cursor is over the hard cap (%d tokens)", s.rl.budget.HardCap)
 		return Result{}, false, nil
 	}
 	if err != nil {
 		return Result{}, true, err
 	}
-	m.CompactBytes, m.CompactTokens, m.UsedFallback = len(text), tokens, false
+	if res.Record.TokensAfter >= s.rec.TokensBefore {
+		why = fmt.Sprintf("the rendering with its details cursor (%d tokens) is not smaller than the response (%d tokens)", res.Record.TokensAfter, s.rec.TokensBefore)
+		return Result{}, false, nil // a small response would grow
+	}
+	m.CompactBytes, m.CompactTokens, m.UsedFallback = len(text), s.e.counter.Count(text), false
 	res.Details = tok
 	about := ""
 	if s.rec.TokensBeforeEstimated {
@@ -133,14 +151,20 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 }
 
 // logTransformation writes the transformation log's entry of a format's
-// run, if any: a failure (level error) or a slow run (level warn).
-func (s *shaper) logTransformation(cr *compactRules, m summary.Metrics, rerr error, elapsed time.Duration) {
-	entry := summary.TransformationLog{Timestamp: m.Timestamp, Operation: cr.op, InputSize: m.RawBytes, UsedFallback: rerr != nil}
+// run, if any: a failure (level error), a slow run (level warn), or a
+// rendering that was not sent for another reason why (level info). The
+// entry agrees with the run's metrics m: the same operation, timestamp,
+// size (inputSize is rawBytes), processing time and usedFallback.
+func (s *shaper) logTransformation(cr *compactRules, m summary.Metrics, rerr error, why string, elapsed time.Duration) {
+	entry := summary.TransformationLog{Timestamp: m.Timestamp, Operation: cr.op, InputSize: m.RawBytes,
+		ProcessingTimeMs: m.ProcessingTimeMs, UsedFallback: m.UsedFallback}
 	switch {
 	case rerr != nil:
-		entry.Level, entry.Error, entry.ProcessingTimeMs = summary.LogError, shorten(rerr.Error(), maxLoggedError), m.ProcessingTimeMs
+		entry.Level, entry.Error = summary.LogError, shorten(rerr.Error(), maxLoggedError)
 	case elapsed > cr.slow:
-		entry.Level, entry.ProcessingTimeMs = summary.LogWarn, m.ProcessingTimeMs
+		entry.Level, entry.Error = summary.LogWarn, why
+	case why != "":
+		entry.Level, entry.Error = summary.LogInfo, why
 	default:
 		return
 	}
@@ -149,16 +173,19 @@ func (s *shaper) logTransformation(cr *compactRules, m summary.Metrics, rerr err
 		cr.log.write(s.g.logger, entry)
 		return
 	}
-	level := slog.LevelWarn
-	if entry.Level == summary.LogError {
-		level = slog.LevelError
+	level, msg := slog.LevelDebug, "ctxfit: output format's rendering not sent; the response is shaped as if it had none"
+	switch entry.Level {
+	case summary.LogError:
+		level, msg = slog.LevelError, "ctxfit: output format failed; the response is shaped as if it had none"
+	case summary.LogWarn:
+		level, msg = slog.LevelWarn, "ctxfit: output format ran slowly"
 	}
-	msg, attrs := "ctxfit: output format ran slowly", []any{}
+	attrs := []any{"operation", entry.Operation, "inputSize", entry.InputSize,
+		"processingTimeMs", entry.ProcessingTimeMs, "usedFallback", entry.UsedFallback}
 	if entry.Error != "" {
-		msg, attrs = "ctxfit: output format failed; the response is shaped as if it had none", []any{"err", entry.Error}
+		attrs = append(attrs, "err", entry.Error)
 	}
-	s.g.logger.Log(s.ctx, level, msg, append(attrs, "operation", entry.Operation, "inputSize", entry.InputSize,
-		"processingTimeMs", entry.ProcessingTimeMs, "usedFallback", entry.UsedFallback)...)
+	s.g.logger.Log(s.ctx, level, msg, attrs...)
 }
 
 // jsonLinesFiles are the JSON Lines files of a Guard (metrics, logs), each

@@ -188,7 +188,7 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 			f.Template = "{{range .nodes}}{{.summary}}{{.summary}}{{.summary}}{{.summary}}{{.summary}}{{.summary}}{{end}}"
 			f.Transforms = nil
 			return f
-		}(), ctxfit.WrapperConfig{}, nodes(200, 10), ""},
+		}(), ctxfit.WrapperConfig{}, nodes(200, 10), "is over the threshold"},
 		{"a rendering past the time limit", func() ctxfit.OutputFormat {
 			f := *nodesFormat()
 			f.Template = "{{range .nodes}}{{range $.nodes}}{{.name}}{{end}}{{end}}" // 160,000 names: far past 2 ms
@@ -228,12 +228,25 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 			}
 			require.NotEmpty(t, entries)
 			e := entries[0]
-			assert.Equal(t, summary.LogError, e.Level)
+			if strings.Contains(tc.name, "fails") || strings.Contains(tc.name, "time limit") {
+				assert.Equal(t, summary.LogError, e.Level)
+			} else {
+				assert.Equal(t, summary.LogInfo, e.Level, "a rendering not sent for its size is no error")
+			}
 			assert.Equal(t, "search_nodes", e.Operation)
 			assert.Equal(t, len(tc.raw), e.InputSize)
 			assert.True(t, e.UsedFallback)
 			assert.Contains(t, e.Error, tc.logged)
 			assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, e.ID, "a random UUID")
+			require.Len(t, metrics, len(entries), "a log entry for each metrics line of a fallback")
+			for i, e := range entries {
+				m := metrics[i]
+				assert.Equal(t, m.Operation, e.Operation, "the log and the metrics agree")
+				assert.True(t, m.Timestamp.Equal(e.Timestamp), "the log and the metrics agree")
+				assert.Equal(t, m.RawBytes, e.InputSize, "the log and the metrics agree")
+				assert.Equal(t, m.ProcessingTimeMs, e.ProcessingTimeMs, "the log and the metrics agree")
+				assert.Equal(t, m.UsedFallback, e.UsedFallback, "the log and the metrics agree")
+			}
 		})
 	}
 }
@@ -281,11 +294,12 @@ func TestMetricsAreAppendedAsJSONLines(t *testing.T) {
 	wg.Wait()
 	res, err := g.Handle(context.Background(), nodesReq, serve(nodes(5, 10), "application/json"))
 	require.NoError(t, err)
-	assert.Equal(t, telemetry.StrategyPassthrough, res.Strategy, "a response under the threshold passes through, unmeasured")
+	assert.Equal(t, telemetry.StrategyFormat, res.Strategy, "a response under the threshold is formatted too")
 	require.NoError(t, g.Close())
 
 	lines := readLines[summary.Metrics](t, path)
-	require.Len(t, lines, 1+1+requests, "the file is appended to, a line per response the format was tried on")
+	require.Len(t, lines, 1+1+requests+1, "the file is appended to, a line per response the format was tried on")
+	lines = lines[:len(lines)-1]
 	assert.Equal(t, "earlier", lines[0].Operation)
 	var body compactBody
 	require.NoError(t, json.Unmarshal(first.Body, &body))
@@ -404,7 +418,10 @@ func TestFormattedResponsesKeepBothPromises(t *testing.T) {
 			strategies[first.Strategy]++
 			require.LessOrEqual(t, exact.Count(string(first.Body)), cfg.HardCap, "nothing over the hard cap (%s)", first.Strategy)
 			if first.Strategy == telemetry.StrategyFormat {
-				assert.LessOrEqual(t, exact.Count(string(first.Body)), cfg.Threshold, "a compact rendering fits the budget")
+				var body compactBody
+				require.NoError(t, json.Unmarshal(first.Body, &body))
+				assert.LessOrEqual(t, exact.Count(body.Text), cfg.Threshold, "a compact rendering fits the budget")
+				assert.Less(t, exact.Count(body.Text), exact.Count(string(raw)), "and is smaller than the response")
 			}
 			got := followFrom(t, g, nodesReq, first, fetch, cfg.HardCap)
 			require.Equal(t, string(resp.Body), string(got), "nothing lost, byte for byte (%s)", first.Strategy)
@@ -451,5 +468,101 @@ func BenchmarkFormatStrategy(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+func TestAFormatAppliesToResponsesOfEverySize(t *testing.T) {
+	status := func(notes int) []byte {
+		return []byte(`{"status":"healthy","entity_count":1250,"episode_count":340,"last_updated":"2026-11-21T10:00:00Z","database":"neo4j",` +
+			`"version":"1.0.0","notes":"` + strings.Repeat("a note on the graph ", notes) + `"}`)
+	}
+	statusFormat := &ctxfit.OutputFormat{FormatID: "get_status", Template: "{{.status}}", ExtractFields: []string{"status"}}
+	for _, tc := range []struct {
+		name      string
+		format    *ctxfit.OutputFormat
+		threshold int // of the endpoint; 0 for the default
+		raw       []byte
+		formatted bool
+	}{
+		{"a response under the threshold gets its rendering", nodesFormat(), 0, nodes(4, 400), true},
+		{"a response over a small threshold gets a 3-token rendering", statusFormat, 100, status(60), true},
+		{"a response under a small threshold gets a 3-token rendering", statusFormat, 2000, status(60), true},
+		{"a response smaller than the rendering's details cursor stays as it is", statusFormat, 0, status(0), false},
+		{"a rendering that is not smaller is not sent", &ctxfit.OutputFormat{Template: strings.Repeat("{{.status}} ", 60),
+			ExtractFields: []string{"status"}}, 0, status(0), false},
+		{"a rendering over the threshold is not sent", &ctxfit.OutputFormat{Template: strings.Repeat("{{.status}} ", 60),
+			ExtractFields: []string{"status"}}, 50, status(200), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := ctxfit.Options{Now: func() time.Time { return formatTime }}
+			opts.Config = ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
+				Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", Threshold: tc.threshold, OutputFormat: tc.format}}}
+			g, err := ctxfit.New(&opts)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = g.Close() })
+			fetch := serve(tc.raw, "application/json")
+			res, err := g.Handle(context.Background(), nodesReq, fetch)
+			require.NoError(t, err)
+			if !tc.formatted {
+				assert.NotEqual(t, telemetry.StrategyFormat, res.Strategy)
+				if !res.Shaped {
+					assert.Equal(t, string(tc.raw), string(res.Body), "sent as it is")
+				}
+				return
+			}
+			require.Equal(t, telemetry.StrategyFormat, res.Strategy)
+			var body compactBody
+			require.NoError(t, json.Unmarshal(res.Body, &body))
+			n := exact.Count(string(res.Body))
+			assert.Less(t, n, exact.Count(string(tc.raw)), "the answer is smaller than the response")
+			assert.LessOrEqual(t, n, g.Config().HardCap, "within the hard cap")
+			assert.Equal(t, n, body.Meta.EstimatedTokens, "the budget fields are the exact count")
+			got := original(t, g, nodesReq, res, fetch, g.Config().HardCap)
+			assert.Equal(t, string(tc.raw), string(got), "the details cursor leads back to the original")
+		})
+	}
+}
+
+func TestAFormatReadsTheArgumentsAndOptionalFields(t *testing.T) {
+	format := &ctxfit.OutputFormat{FormatID: "search_nodes",
+		Template:       `Found {{len .nodes}} entities for "{{.args.query}}"{{with .message}} ({{.}}){{end}}:{{range .nodes}} {{.name}} [{{or .entity_type "?"}}];{{end}}`,
+		ExtractFields:  []string{"nodes.name", "nodes.entity_type", "message"},
+		RequiredFields: []string{"nodes.name"},
+	}
+	pad := strings.Repeat("x", 2000)
+	for _, tc := range []struct {
+		name, raw string
+		want      string // "" when the format falls back
+		logged    string
+	}{
+		{"the arguments and every field render", `{"nodes":[{"name":"Alice","entity_type":"Person","p":"` + pad + `"}],"message":"partial"}`,
+			`Found 1 entities for "alice" (partial): Alice [Person];`, ""},
+		{"a missing optional field renders empty or as the default", `{"nodes":[{"name":"Alice","p":"` + pad + `"}]}`,
+			`Found 1 entities for "alice": Alice [?];`, ""},
+		{"a missing required field falls back with a log entry naming it", `{"nodes":[{"id":"Alice","p":"` + pad + `"}]}`,
+			"", `lacks the required field "nodes.name"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logFile := filepath.Join(t.TempDir(), "formats.jsonl")
+			g := formatGuard(t, format, ctxfit.WrapperConfig{LogFile: logFile}, ctxfit.Options{})
+			req := nodesReq
+			req.Filters = json.RawMessage(`{"query":"alice"}`)
+			res, err := g.Handle(context.Background(), req, serve([]byte(tc.raw), "application/json"))
+			require.NoError(t, err)
+			require.NoError(t, g.Close())
+			entries := readLines[summary.TransformationLog](t, logFile)
+			if tc.want == "" {
+				assert.NotEqual(t, telemetry.StrategyFormat, res.Strategy)
+				require.Len(t, entries, 1)
+				assert.Equal(t, summary.LogError, entries[0].Level)
+				assert.Contains(t, entries[0].Error, tc.logged)
+				return
+			}
+			require.Equal(t, telemetry.StrategyFormat, res.Strategy, "an optional field never makes the format fall back")
+			var body compactBody
+			require.NoError(t, json.Unmarshal(res.Body, &body))
+			assert.Equal(t, tc.want, body.Text)
+			assert.Empty(t, entries)
+		})
 	}
 }

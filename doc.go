@@ -14,11 +14,11 @@
 // ctxfit parameters ([Request]) and a [Fetch] that runs the handler, and
 // returns what to send ([Result]):
 //
-//   - under the threshold, the response itself, byte for byte;
 //   - JSON of an endpoint with an [OutputFormat] (and
-//     [WrapperConfig.CompactOutput] on): its compact rendering, when that is
-//     smaller and fits the budget, with a details cursor to the original;
-//     else as below;
+//     [WrapperConfig.CompactOutput] on), whatever its size: its compact
+//     rendering, when the threshold holds it and the answer, with a details
+//     cursor to the original, is smaller than the response; else as below;
+//   - under the threshold, the response itself, byte for byte;
 //   - a JSON array, or an object whose bulk is one array: a page fitted to the
 //     budget with a cursor to the next (an object keeps its other fields);
 //   - another large object: a summary with a drill-down link;

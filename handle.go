@@ -188,7 +188,7 @@ func (g *Guard) first(ctx context.Context, e *engine, rl *rules, req *Request, r
 	case rl.disabled:
 		res.estimatedPassThrough(resp, telemetry.OutcomeBypass)
 		return res, nil
-	case len(resp.Body) <= rl.budget.Threshold && !req.explicit():
+	case len(resp.Body) <= rl.budget.Threshold && !req.explicit() && rl.compact == nil:
 		// n bytes never hold more than n tokens: nothing to count or
 		// shape. This is the common case, filled in place.
 		outcome := telemetry.OutcomePassthrough
@@ -252,15 +252,15 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 	if req.Fields != "" && kind == kindJSON {
 		return s.details()
 	}
-	if tokens <= rl.budget.Threshold {
-		res := passThrough(Response{Body: s.data}, tokens)
-		res.Record = withSizes(s.rec, s.data, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
-		return res, nil
-	}
 	if rl.compact != nil && kind == kindJSON {
 		if res, ok, err := s.compact(); ok || err != nil {
 			return res, err
 		}
+	}
+	if tokens <= rl.budget.Threshold {
+		res := passThrough(Response{Body: s.data}, tokens)
+		res.Record = withSizes(s.rec, s.data, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
+		return res, nil
 	}
 	return s.serveRoot(kind)
 }

@@ -137,7 +137,7 @@ var envVars = []EnvVar{
 		Description: "Largest result of a guarded MCP tool, in characters, told to clients as _meta anthropic/maxResultSizeChars; negative leaves it out."},
 	{Name: "CTXFIT_COMPACT_OUTPUT", Field: "Wrapper.CompactOutput", Key: "wrapper.compactOutput", Form: formBool,
 		Default:     "true",
-		Description: "Answer a response over the threshold with its endpoint's output format (outputFormat) when that is smaller and fits; false shapes it as if there were none."},
+		Description: "Answer a JSON response of any size with its endpoint's output format (outputFormat) when that is smaller and fits; false shapes it as if there were none."},
 	{Name: "CTXFIT_COLLECT_METRICS", Field: "Wrapper.CollectMetrics", Key: "wrapper.collectMetrics", Form: formBool,
 		Default:     "false",
 		Description: "Append a JSON line of token metrics per formatted response to the metrics file."},

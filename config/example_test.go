@@ -132,7 +132,7 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_IMAGE_MAX_TOKENS` | `imageMaxTokens` | integer | 1600 | Most tokens one image costs. |
 	// | `CTXFIT_AUDIO_TOKENS_PER_SECOND` | `audioTokensPerSecond` | integer | 32 | Tokens a second of audio in an MCP result costs. |
 	// | `CTXFIT_MAX_RESULT_SIZE_CHARS` | `maxResultSizeChars` | integer | 8 x the hard cap | Largest result of a guarded MCP tool, in characters, told to clients as _meta anthropic/maxResultSizeChars; negative leaves it out. |
-	// | `CTXFIT_COMPACT_OUTPUT` | `wrapper.compactOutput` | true or false | true | Answer a response over the threshold with its endpoint's output format (outputFormat) when that is smaller and fits; false shapes it as if there were none. |
+	// | `CTXFIT_COMPACT_OUTPUT` | `wrapper.compactOutput` | true or false | true | Answer a JSON response of any size with its endpoint's output format (outputFormat) when that is smaller and fits; false shapes it as if there were none. |
 	// | `CTXFIT_COLLECT_METRICS` | `wrapper.collectMetrics` | true or false | false | Append a JSON line of token metrics per formatted response to the metrics file. |
 	// | `CTXFIT_METRICS_FILE` | `wrapper.metricsFile` | file path | none | JSON Lines file of the output formats' token metrics; required when collecting them. |
 	// | `CTXFIT_FORMAT_LOG_FILE` | `wrapper.logFile` | file path | none (the Guard's logger) | JSON Lines file of the transformation log: output formats that failed or ran slowly. |

@@ -103,6 +103,7 @@ func clone(c settings.Config) settings.Config {
 		if f := e.OutputFormat; f != nil {
 			copied := *f
 			copied.ExtractFields = slices.Clone(f.ExtractFields)
+			copied.RequiredFields = slices.Clone(f.RequiredFields)
 			copied.Transforms = maps.Clone(f.Transforms)
 			e.OutputFormat = &copied
 		}

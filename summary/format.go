@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -25,9 +27,13 @@ const DefaultFormatTimeout = 100 * time.Millisecond
 // after projection on Fields; the response's fields are reached as
 // {{.name}}, nested ones as {{.source.name}}, lists with {{range}}, and
 // their length with {{len .nodes}}. Numbers print as written in the
-// response. A field the response lacks prints "<no value>": guard optional
-// fields with {{with .field}}...{{end}}. Besides the functions of
-// text/template, a template may call
+// response. The arguments of the call ([Formatter.RenderArgs]) are
+// {{.args}}: {{.args.query}} (unless the response itself has a field
+// "args", which wins). Fields are optional unless listed in Required: a
+// field the response lacks, or holds null, prints as empty, {{len}} of it
+// is 0, and {{or .field "default"}} gives a default; a Required field the
+// response lacks makes the output fall back to the JSON, with an error
+// that names it. Besides the functions of text/template, a template may call
 //
 //	{{relTime .created_at}}    "2h ago", "3d ago", "1mo ago", "in 5m", "just now"
 //	{{last8 .uuid}}            the last 8 characters: "55440000"
@@ -52,6 +58,11 @@ type Format struct {
 	// The template sees only them, so that a format never shows more than
 	// it declares.
 	Fields []string
+	// Required are the paths of Fields the output cannot do without: a
+	// response in which one matches nothing falls back to the JSON, with
+	// an error naming it. Through arrays ("nodes.name") a path is present
+	// when at least one element has it. Nil means every field is optional.
+	Required []string
 	// Transforms are extra template functions by name, as in
 	// [template.FuncMap]: each must be a function returning one value, or a
 	// value and an error. A transform that returns an error, or panics,
@@ -170,6 +181,11 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 	if _, _, err := compilePaths(format.Fields); err != nil {
 		return fail("%v", err)
 	}
+	for _, r := range format.Required {
+		if !slices.Contains(format.Fields, r) {
+			return fail("the required field %q is not one of Fields %q: list it there too", r, format.Fields)
+		}
+	}
 	transforms := make([]fieldTransform, 0, len(format.FieldTransforms))
 	for path, name := range format.FieldTransforms {
 		t, err := f.fieldTransform(path, name)
@@ -183,6 +199,7 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 		"last8":    func(v any) string { s := fmt.Sprint(v); return s[max(len(s)-8, 0):] },
 		"truncate": truncateFunc,
 		"inc":      func(i int) int { return i + 1 },
+		"len":      lenOf,
 	}
 	for name, fn := range format.Transforms {
 		funcs[name] = fn
@@ -192,15 +209,21 @@ func (f *Formatter) compile(format Format) (c *compiledFormat, err error) {
 			c, err = fail("transform: %v", r)
 		}
 	}()
-	tmpl, err := template.New(format.ID).Funcs(funcs).Parse(format.Template)
+	tmpl, err := template.New(format.ID).Funcs(funcs).Option("missingkey=default").Parse(format.Template)
 	if err != nil {
 		return fail("the template does not parse: %v", err)
 	}
 	format.Fields = append([]string(nil), format.Fields...)
+	format.Required = append([]string(nil), format.Required...)
 	return &compiledFormat{f: format, tmpl: tmpl, transforms: transforms}, nil
 }
 
-// Metrics measure one use of a format, with exact token counts.
+// Metrics measure one use of a format, with exact token counts: the
+// MCP-wrapper data model's TokenMetrics, whose names they keep, but for
+// RawTokens and CompactTokens (rawTokens, compactTokens), its
+// estimatedTokensBefore and estimatedTokensAfter counted exactly rather
+// than estimated as characters/4, and UsedFallback, which its
+// TransformationLog has.
 //
 // The zero value measures nothing. Metrics is a plain value.
 type Metrics struct {
@@ -281,23 +304,47 @@ func (f *Formatter) ID(operation string) string {
 // It is for callers that measure raw their own way (the guard counts a
 // large response only up to its hard cap).
 func (f *Formatter) Render(ctx context.Context, operation string, raw []byte) (string, error) {
+	return f.RenderArgs(ctx, operation, raw, nil)
+}
+
+// RenderArgs is [Formatter.Render] of the response raw to a call with the
+// arguments args (a JSON object, such as an MCP tool call's arguments),
+// which the template reads as {{.args}}. Nil args (or args that are not an
+// object) are an empty object.
+func (f *Formatter) RenderArgs(ctx context.Context, operation string, raw, args []byte) (string, error) {
 	c := f.formats[operation]
 	if c == nil {
 		return "", fmt.Errorf("%w %q; the JSON is sent as it is: add a Format for it to compact it", ErrNoFormat, operation)
 	}
-	projected, _, err := ProjectContext(ctx, raw, c.f.Fields)
+	projected, missed, err := projectLenient(ctx, raw, c.f.Fields)
 	if err != nil && ctx.Err() != nil {
 		return "", fmt.Errorf("%w: format %q: %w; the JSON is sent as it is", ErrFormatTimeout, c.f.ID, err)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%w: format %q: %w; the JSON is sent as it is", ErrFormatFailed, c.f.ID, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(projected))
-	dec.UseNumber()
-	var data any
-	if err := dec.Decode(&data); err != nil {
+	for _, m := range missed {
+		if slices.Contains(c.f.Required, m) {
+			return "", fmt.Errorf("%w: format %q: the response lacks the required field %q; the JSON is sent as it is", ErrFormatFailed, c.f.ID, m)
+		}
+	}
+	data, err := decodeNumbers(projected)
+	if err != nil {
 		return "", fmt.Errorf("%w: format %q: %w", ErrFormatFailed, c.f.ID, err)
 	}
+	if obj, ok := data.(map[string]any); ok {
+		if _, taken := obj["args"]; !taken {
+			a, _ := decodeNumbers(args)
+			if _, ok := a.(map[string]any); !ok {
+				a = map[string]any{}
+			}
+			obj["args"] = a
+		}
+	}
+	// A missing intermediate object prints "<no value>" in text/template;
+	// the output drops it unless the response itself holds those words.
+	noValue := !bytes.Contains(raw, []byte("<no value>")) && !bytes.Contains(raw, []byte(`\u003cno value\u003e`)) &&
+		!bytes.Contains(args, []byte("<no value>")) && !bytes.Contains(args, []byte(`\u003cno value\u003e`))
 
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -318,9 +365,16 @@ func (f *Formatter) Render(ctx context.Context, operation string, raw []byte) (s
 				return
 			}
 		}
+		for _, p := range c.f.Fields {
+			fillMissing(data, strings.Split(p, "."))
+		}
 		var b strings.Builder
 		err := c.tmpl.Execute(&b, data)
-		done <- result{b.String(), err}
+		text := b.String()
+		if noValue {
+			text = strings.ReplaceAll(text, "<no value>", "")
+		}
+		done <- result{text, err}
 	}()
 	select {
 	case r := <-done:
@@ -338,6 +392,64 @@ func (f *Formatter) Render(ctx context.Context, operation string, raw []byte) (s
 	}
 }
 
+// decodeNumbers decodes JSON with numbers as json.Number, so that they
+// print as written; empty input is nil.
+func decodeNumbers(raw []byte) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// fillMissing sets the field at path, in every object of data it reaches
+// (through arrays), to "" where the object lacks it or holds null, so that
+// an optional field prints as empty; a missing object on the way is left
+// missing.
+func fillMissing(data any, path []string) {
+	switch x := data.(type) {
+	case []any:
+		for _, e := range x {
+			fillMissing(e, path)
+		}
+	case map[string]any:
+		v, ok := x[path[0]]
+		if len(path) == 1 {
+			if !ok || v == nil {
+				x[path[0]] = ""
+			}
+			return
+		}
+		if ok {
+			fillMissing(v, path[1:])
+		}
+	}
+}
+
+// lenOf is the template function len: the built-in's, but 0 for a missing
+// value or an empty string and never an error.
+func lenOf(v any) int {
+	switch x := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return len(x)
+	case []any:
+		return len(x)
+	case map[string]any:
+		return len(x)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Array, reflect.Chan, reflect.Map, reflect.Slice, reflect.String:
+		return rv.Len()
+	}
+	return 0
+}
+
 // truncateFunc is the template function truncate: s cut to at most n
 // characters at a word boundary, with "..." added when cut.
 func truncateFunc(n int, v any) string {
@@ -350,8 +462,11 @@ func truncateFunc(n int, v any) string {
 
 // relativeTime describes the time v (an RFC 3339 timestamp or a date) as
 // seen from now: "just now", "5m ago", "2h ago", "3d ago", "1mo ago",
-// "2y ago", or "in 5m" for the future.
+// "2y ago", or "in 5m" for the future; "" for nil or "".
 func relativeTime(v any, now time.Time) (string, error) {
+	if v == nil || v == "" {
+		return "", nil // an optional field the response lacks
+	}
 	s := fmt.Sprint(v)
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {

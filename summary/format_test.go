@@ -112,7 +112,7 @@ func TestFormatFallsBackToTheJSON(t *testing.T) {
 		"slow": {ID: "slow", Fields: []string{"name"}, Template: `{{wait .name}}`,
 			Transforms: map[string]any{"wait": func(v any) any { <-release; return v }}},
 		"bad_time": {ID: "bad_time", Fields: []string{"name"}, Template: `{{relTime .name}}`},
-		"strict":   {ID: "strict", Fields: []string{"missing"}, Template: `{{.missing}}`},
+		"strict":   {ID: "strict", Fields: []string{"name", "missing"}, Required: []string{"missing"}, Template: `{{.missing}}`},
 	}
 	f := newFormatter(t, formats, &summary.FormatOptions{Timeout: 20 * time.Millisecond})
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -131,7 +131,7 @@ func TestFormatFallsBackToTheJSON(t *testing.T) {
 		{"a transform that runs past the time limit", context.Background(), "slow", `{"name":"x"}`, summary.ErrFormatTimeout, "did not finish within 20ms"},
 		{"a context that has ended", cancelled, "slow", `{"name":"x"}`, summary.ErrFormatTimeout, "context canceled"},
 		{"relTime on a value that is no time", context.Background(), "bad_time", `{"name":"yesterday"}`, summary.ErrFormatFailed, "not an RFC 3339 timestamp"},
-		{"a response that lacks a declared field", context.Background(), "strict", `{"name":"x"}`, summary.ErrFormatFailed, "names no field"},
+		{"a response that lacks a required field", context.Background(), "strict", `{"name":"x"}`, summary.ErrFormatFailed, `lacks the required field "missing"`},
 		{"a response that is not JSON", context.Background(), "failing", `{"name":`, summary.ErrFormatFailed, "invalid JSON"},
 	}
 	for _, tt := range tests {
@@ -222,4 +222,52 @@ func TestFormatterIsSafeForConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestOptionalFieldsAndArguments(t *testing.T) {
+	formats := map[string]summary.Format{
+		"get_status": {ID: "get_status", Fields: []string{"status", "entity_count", "last_updated", "source.name", "nodes.name"},
+			Required: []string{"status"},
+			Template: `Status: {{.status}} | Entities: {{.entity_count}} | Last update: {{or (relTime .last_updated) "never"}} | ` +
+				`{{.source.name}}|{{len .nodes}}{{range .nodes}}{{.name}};{{end}}`},
+		"search_nodes": {ID: "search_nodes", Fields: []string{"nodes.name"},
+			Template: `Found {{len .nodes}} entities for "{{.args.query}}"{{with .args.limit}} (limit {{.}}){{end}}`},
+	}
+	f := newFormatter(t, formats, nil)
+	tests := []struct {
+		name, op, raw, args, want string
+	}{
+		{"a response with every field renders them", "get_status",
+			`{"status":"ok","entity_count":3,"last_updated":"2026-01-18T12:00:00Z","source":{"name":"db"},"nodes":[{"name":"a"}]}`, "",
+			"Status: ok | Entities: 3 | Last update: 2h ago | db|1a;"},
+		{"a missing optional field renders empty, or as the template's default", "get_status",
+			`{"status":"ok"}`, "",
+			"Status: ok | Entities:  | Last update: never | |0"},
+		{"a null optional field renders empty", "get_status",
+			`{"status":"ok","entity_count":null,"last_updated":null,"nodes":[{"name":null},{}]}`, "",
+			"Status: ok | Entities:  | Last update: never | |2;;"},
+		{"the template reads the call's arguments", "search_nodes",
+			`{"nodes":[{"name":"a"},{"name":"b"}]}`, `{"query":"alice","limit":10}`,
+			`Found 2 entities for "alice" (limit 10)`},
+		{"a missing argument renders empty", "search_nodes",
+			`{"nodes":[]}`, ``,
+			`Found 0 entities for ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := f.RenderArgs(context.Background(), tt.op, []byte(tt.raw), []byte(tt.args))
+			require.NoError(t, err, "an optional field never makes the format fall back")
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	t.Run("a missing required field falls back with an error that names it", func(t *testing.T) {
+		_, err := f.RenderArgs(context.Background(), "get_status", []byte(`{"entity_count":3}`), nil)
+		require.ErrorIs(t, err, summary.ErrFormatFailed)
+		assert.Contains(t, err.Error(), `lacks the required field "status"`)
+	})
+	t.Run("a required field that is not one of the fields is rejected", func(t *testing.T) {
+		_, err := summary.NewFormatter(map[string]summary.Format{"x": {ID: "x", Fields: []string{"a"}, Required: []string{"b"}, Template: "{{.a}}"}}, nil)
+		require.ErrorIs(t, err, summary.ErrInvalidFormat)
+		assert.Contains(t, err.Error(), `required field "b"`)
+	})
 }

@@ -260,6 +260,35 @@ func ProjectContext(ctx context.Context, data []byte, paths []string) (json.RawM
 	return appendJSON(nil, out), uniq, nil
 }
 
+// projectLenient is [ProjectContext] for which a path that matches nothing
+// is no error: it returns the projection of the paths that matched and the
+// paths that did not, in the order given.
+func projectLenient(ctx context.Context, data []byte, paths []string) (json.RawMessage, []string, error) {
+	if err := newStopper(ctx).check(); err != nil {
+		return nil, nil, err
+	}
+	t, uniq, err := compilePaths(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := parseGuided(ctx, data, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, _, err := project(newStopper(ctx), n, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out == nil { // a scalar root
+		out = &node{kind: kindObject}
+	}
+	var missed []string
+	if m := t.misses(nil, false); len(m) > 0 {
+		missed = inOrder(m, uniq)
+	}
+	return appendJSON(nil, out), missed, nil
+}
+
 // ProjectValue is [Project] for a Go value: v is marshalled with
 // encoding/json (structs through their JSON field names) and projected.
 func ProjectValue(v any, paths []string) (json.RawMessage, []string, error) {

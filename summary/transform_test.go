@@ -26,8 +26,8 @@ func TestFieldTransformsRewriteValuesBeforeTheTemplate(t *testing.T) {
 			"{{range .episodes}}{{.uuid}};{{end}}", "...55440000;abc;"},
 		{"truncateText:N cuts at a word boundary", map[string]string{"episodes.content": "truncateText:22"},
 			"{{range .episodes}}{{.content}};{{end}}", "This is a long text...;Short;"},
-		{"a path to a list rewrites each value, and null is left alone", map[string]string{"episodes.tags": "truncateText:4"},
-			"{{range .episodes}}{{.tags}};{{end}}", "[x y];<no value>;"},
+		{"a path to a list rewrites each value, and null is left alone (printed empty)", map[string]string{"episodes.tags": "truncateText:4"},
+			"{{range .episodes}}{{.tags}};{{end}}", "[x y];;"},
 		{"a path the response lacks is skipped", map[string]string{"episodes.missing": summary.TransformRelativeTime},
 			"{{len .episodes}}", "2"},
 	}

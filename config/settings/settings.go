@@ -188,11 +188,14 @@ type WrapperConfig struct {
 	// the other strategies shape it. Nil means true.
 	CompactOutput *bool `json:"compactOutput,omitempty" yaml:"compactOutput,omitempty"`
 	// CollectMetrics appends a line of TokenMetrics (summary.Metrics:
-	// operation, timestamp, raw and compact bytes, savings percent, tokens
-	// before and after, processing time) to MetricsFile for every response
-	// a format was tried on; when the rendering was not sent (it failed, or
-	// did not fit) usedFallback is true and the compact figures are the
-	// original's. False means no metrics.
+	// operation, timestamp, rawBytes, compactBytes, savingsPercent,
+	// rawTokens and compactTokens, processingTimeMs, usedFallback) to
+	// MetricsFile for every response a format was tried on; when the
+	// rendering was not sent (it failed, was not smaller, or did not fit)
+	// usedFallback is true and the compact figures are the original's.
+	// rawTokens and compactTokens are the data model's
+	// estimatedTokensBefore and estimatedTokensAfter, counted exactly
+	// rather than estimated as characters/4. False means no metrics.
 	CollectMetrics bool `json:"collectMetrics,omitempty" yaml:"collectMetrics,omitempty"`
 	// MetricsFile is the JSON Lines file of the metrics, absolute or
 	// relative to the working directory; required when CollectMetrics is
@@ -200,8 +203,12 @@ type WrapperConfig struct {
 	// never fails a request.
 	MetricsFile string `json:"metricsFile,omitempty" yaml:"metricsFile,omitempty"`
 	// LogFile is the JSON Lines file of the transformation log: a line per
-	// format that failed or timed out (level "error") or ran slower than
-	// SlowThresholdMs (level "warn"). Empty means the Guard's logger.
+	// format that failed or timed out (level "error"), ran slower than
+	// SlowThresholdMs (level "warn"), or whose rendering was not sent for
+	// its size (level "info", the reason in error). Its operation,
+	// timestamp, inputSize (rawBytes), processingTimeMs and usedFallback
+	// are those of the same run's metrics line. Empty means the Guard's
+	// logger (info entries at debug level).
 	LogFile string `json:"logFile,omitempty" yaml:"logFile,omitempty"`
 	// SlowThresholdMs is the processing time, in milliseconds, past which
 	// a format's run is logged as slow; less than TimeoutMs. Zero means 50.
@@ -231,8 +238,11 @@ func (w WrapperConfig) Timeout() time.Duration {
 // OutputFormat is an endpoint's compact rendering of its JSON responses,
 // as summary.Format holds it.
 // The template is a Go text/template over the response projected on
-// ExtractFields, e.g. "Found {{len .nodes}} entities:\n{{range .nodes}}- {{.name}}\n{{end}}"
-// (see summary.Format for its functions). The zero value is not valid.
+// ExtractFields, e.g. "Found {{len .nodes}} entities for {{.args.query}}:\n{{range .nodes}}- {{.name}}\n{{end}}"
+// (see summary.Format for its functions): .args are the call's arguments
+// (an MCP tool call's, or the request's Filters). A field the response
+// lacks renders as empty unless listed in RequiredFields. The zero value
+// is not valid.
 type OutputFormat struct {
 	// FormatID names the format (letters, digits and underscores) in the
 	// metrics and the log. Empty means the endpoint's match, with every
@@ -244,6 +254,11 @@ type OutputFormat struct {
 	// ExtractFields are the paths of the fields the template sees (dotted,
 	// through arrays: "nodes.name"); at least one.
 	ExtractFields []string `json:"extractFields" yaml:"extractFields" validate:"min=1,dive,required"`
+	// RequiredFields are the ExtractFields the rendering cannot do
+	// without: a response that lacks one is shaped as if there were no
+	// format, with a transformation log entry naming it. Empty means every
+	// field is optional (a missing one renders as empty).
+	RequiredFields []string `json:"requiredFields,omitempty" yaml:"requiredFields,omitempty"`
 	// Transforms rewrite fields before the template sees them, by path:
 	// "relativeTime", "truncateUuid" or "truncateText:N". Empty means none.
 	Transforms map[string]string `json:"transforms,omitempty" yaml:"transforms,omitempty"`
@@ -260,7 +275,7 @@ func (f *OutputFormat) SummaryFormat(match string) summary.Format {
 	if id == "" {
 		id = nonID.ReplaceAllString(match, "_")
 	}
-	return summary.Format{ID: id, Template: f.Template, Fields: f.ExtractFields, MaxLength: f.MaxLength, FieldTransforms: f.Transforms}
+	return summary.Format{ID: id, Template: f.Template, Fields: f.ExtractFields, Required: f.RequiredFields, MaxLength: f.MaxLength, FieldTransforms: f.Transforms}
 }
 
 var nonID = regexp.MustCompile(`[^A-Za-z0-9_]`)
@@ -328,9 +343,10 @@ type Endpoint struct {
 	// items as the server wrote them) or "toon" (FormatTOON).
 	Format string `json:"format,omitempty" yaml:"format,omitempty" validate:"omitempty,oneof=json toon"`
 	// OutputFormat, when set and Wrapper.CompactOutput is on, answers a
-	// JSON response over the threshold with its compact rendering (when
-	// that is smaller and fits the budget), with a details cursor that
-	// leads to the original; nil means none.
+	// JSON response of any size with its compact rendering, with a details
+	// cursor that leads to the original, when the threshold holds the
+	// rendering and the answer is smaller than the response and within the
+	// hard cap; nil means none.
 	OutputFormat *OutputFormat `json:"outputFormat,omitempty" yaml:"outputFormat,omitempty"`
 }
 

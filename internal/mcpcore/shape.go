@@ -72,11 +72,11 @@ func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage
 	}
 	b := s.budgetOf(call.Tool)
 	if len(raw) <= b.Threshold {
-		return Shaped{Result: raw}, nil // n bytes never hold more than n tokens
+		return s.unshaped(ctx, call, raw, w, b), nil // n bytes never hold more than n tokens
 	}
 	blocks := readBlocks(w.get("content"))
 	if s.count(raw, blocks, b.Threshold+1) <= b.Threshold {
-		return Shaped{Result: raw}, nil
+		return s.unshaped(ctx, call, raw, w, b), nil
 	}
 	sh := &shaping{s: s, ctx: ctx, call: call, raw: raw, b: b, in: w, blocks: blocks}
 	sh.tokens = s.count(raw, blocks, -1)

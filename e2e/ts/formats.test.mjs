@@ -1,0 +1,103 @@
+// The knowledge-graph output formats of examples/knowledgegraph/memory.yaml
+// through `ctxfit proxy --config`, in front of
+// @modelcontextprotocol/server-memory, driven by the TypeScript SDK client,
+// which validates every result's structuredContent against the tool's
+// outputSchema (the proxy's rewritten one). The graph tools' results come
+// back as their compact rendering, reading the call's arguments, smaller
+// than the server's; ctxfit_details with the details cursor gives the
+// original back.
+//
+// e2e/formats_test.go runs this file with CTXFIT_E2E_CTXFIT,
+// CTXFIT_E2E_CONFIG and CTXFIT_E2E_MEMORY.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const need = (name) => {
+  const v = process.env[name] ?? '';
+  if (v === '') throw new Error(`${name} is not set: run these tests through go test ./e2e/`);
+  return v;
+};
+const ctxfit = need('CTXFIT_E2E_CTXFIT');
+const config = need('CTXFIT_E2E_CONFIG');
+const memoryFile = need('CTXFIT_E2E_MEMORY');
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const server = path.join(here, 'node_modules', '.bin', 'mcp-server-memory');
+const env = { ...getDefaultEnvironment(), MEMORY_FILE_PATH: memoryFile, CTXFIT_SECRET: 'an end-to-end secret of 32 bytes or more' };
+
+async function connect(command, args) {
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => { stderr += d; });
+  const client = new Client({ name: 'ctxfit-e2e-formats', version: '1.0.0' });
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    throw new Error(`${command} ${args.join(' ')}: ${e.message}\n${stderr}`);
+  }
+  return client;
+}
+
+const texts = (res) => res.content.filter((c) => c.type === 'text').map((c) => c.text);
+
+describe('server-memory behind ctxfit proxy with the knowledge-graph formats', () => {
+  let direct, proxied;
+  before(async () => {
+    direct = await connect(server, []);
+    proxied = await connect(ctxfit, ['proxy', '--config', config, '--', server]);
+    await proxied.listTools(); // the client learns the (rewritten) output schemas it validates against
+    const entities = [];
+    for (let i = 0; i < 40; i++) {
+      entities.push({
+        name: `Engineer ${i}`, entityType: 'person',
+        observations: [`Engineer ${i} works on the knowledge graph team in Berlin and reviews the ingestion pipeline.`,
+          `Engineer ${i} joined in 2024 and leads the migration of the entity store to the new schema.`,
+          `Engineer ${i} speaks at the weekly standup about the release plan and the open bugs.`],
+      });
+    }
+    await direct.callTool({ name: 'create_entities', arguments: { entities } });
+    const relations = entities.slice(1).map((e, i) => ({ from: e.name, to: entities[i].name, relationType: 'reports_to' }));
+    await direct.callTool({ name: 'create_relations', arguments: { relations } });
+  });
+  after(async () => { await Promise.allSettled([direct?.close(), proxied?.close()]); });
+
+  for (const [tool, args, head] of [
+    ['read_graph', {}, 'Found 40 entities:\n1. Engineer 0 [person] - 3 observations\n'],
+    ['search_nodes', { query: 'Berlin' }, 'Found 40 entities for "Berlin":\n1. Engineer 0 [person] - 3 observations\n'],
+    // Under the threshold: formatted too.
+    ['search_nodes', { query: 'Engineer 1' }, 'Found 11 entities for "Engineer 1":\n1. Engineer 1 [person] - 3 observations\n'],
+    ['open_nodes', { names: ['Engineer 0', 'Engineer 1', 'Engineer 2', 'Engineer 3', 'Engineer 4', 'Engineer 5'] },
+      'Found 6 entities named [Engineer 0 Engineer 1 Engineer 2 Engineer 3 Engineer 4 Engineer 5]:\n1. Engineer 0 [person] - 3 observations\n'],
+  ]) {
+    test(`${tool} comes back as its compact rendering, valid for its outputSchema, and leads back to the original`, async () => {
+      const want = await direct.callTool({ name: tool, arguments: args });
+      const got = await proxied.callTool({ name: tool, arguments: args }); // validated against the outputSchema
+      assert.ok(!got.isError, texts(got).join(' '));
+      assert.equal(got._meta?.['dev.ctxfit/strategy'], 'format', JSON.stringify(got._meta));
+      assert.ok(got.structuredContent, 'a tool with an outputSchema gets structured content');
+      assert.ok(got.structuredContent.text.startsWith(head), got.structuredContent.text.slice(0, 200));
+      assert.match(got.structuredContent.text, /relations:\n- Engineer \d+ --reports_to--> Engineer \d+\n/);
+      assert.equal(got.structuredContent.meta.format, 'graph');
+      assert.ok(JSON.stringify(got).length < JSON.stringify(want).length,
+        `the answer (${JSON.stringify(got).length} bytes) is smaller than the server's (${JSON.stringify(want).length})`);
+
+      const cursor = got._meta['dev.ctxfit/detailsCursor'];
+      assert.ok(cursor, 'the details cursor is in _meta');
+      const full = await proxied.callTool({ name: 'ctxfit_details', arguments: { cursor, fields: 'all' } });
+      assert.ok(!full.isError, texts(full).join(' '));
+      assert.deepEqual(JSON.parse(texts(full)[0]), want.structuredContent, 'ctxfit_details gives the original');
+    });
+  }
+
+  test('a result smaller than its rendering with a details cursor passes as it is', async () => {
+    const got = await proxied.callTool({ name: 'open_nodes', arguments: { names: ['nobody'] } });
+    const want = await direct.callTool({ name: 'open_nodes', arguments: { names: ['nobody'] } });
+    assert.deepEqual(got.structuredContent, want.structuredContent);
+    assert.equal(got._meta?.['dev.ctxfit/strategy'], undefined);
+  });
+});
