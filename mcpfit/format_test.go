@@ -58,20 +58,20 @@ func TestASmallResultGetsItsToolsOutputFormatWithTheCallsArguments(t *testing.T)
 	}}}}
 	cs, raw := guarded(t, cfg, nil)
 	args := map[string]any{"query": "", "limit": 8}
-	original := mcptest.Call(t, raw, "search_bookings", args)
-	require.Less(t, mcptest.Tokens(t, original), ctxfit.DefaultThreshold, "a result under the threshold")
+	original := mcpfittest.Call(t, raw, "search_bookings", args)
+	require.Less(t, mcpfittest.Tokens(t, original), ctxfit.DefaultThreshold, "a result under the threshold")
 
-	res := mcptest.Call(t, cs, "search_bookings", args)
-	require.False(t, res.IsError, "%v", mcptest.Texts(t, res))
+	res := mcpfittest.Call(t, cs, "search_bookings", args)
+	require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 	assert.Equal(t, "format", res.Meta[mcpcore.MetaStrategy], "formatted, whatever its size")
-	assert.Less(t, mcptest.Tokens(t, res), mcptest.Tokens(t, original), "smaller than the tool's result")
+	assert.Less(t, mcpfittest.Tokens(t, res), mcpfittest.Tokens(t, original), "smaller than the tool's result")
 	var body struct {
 		Text string `json:"text"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(mcptest.Texts(t, res)[0]), &body))
+	require.NoError(t, json.Unmarshal([]byte(mcpfittest.Texts(t, res)[0]), &body))
 	assert.Regexp(t, `^\d+ bookings \(limit 8\):( BK\d+;){8}$`, body.Text, "the template read the arguments; the optional note renders empty")
 
-	full := mcptest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcptest.DetailsCursor(res), "fields": "all"})
-	require.False(t, full.IsError, "%v", mcptest.Texts(t, full))
-	assert.Equal(t, bodyOf(t, original), mcptest.Texts(t, full)[0], "the details tool gives the original, byte for byte")
+	full := mcpfittest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcpfittest.DetailsCursor(res), "fields": "all"})
+	require.False(t, full.IsError, "%v", mcpfittest.Texts(t, full))
+	assert.Equal(t, bodyOf(t, original), mcpfittest.Texts(t, full)[0], "the details tool gives the original, byte for byte")
 }
