@@ -139,7 +139,7 @@ var envVars = []EnvVar{
 		Default:     "the hard cap",
 		Description: "Tokens of the whole tools/list the proxy and the gateway serve; over it they serve ctxfit's tools, ctxfit_find_tools, ctxfit_call_tool and the most useful tools that fit; negative serves every definition."},
 	{Name: "CTXFIT_TOOL_BUDGET", Field: "ToolBudget", Key: "toolBudget", Form: formInt,
-		Default:     "an eighth of the catalog budget, at least 200",
+		Default:     "an eighth of the catalog budget, at least 300",
 		Description: "Tokens of one tool definition in a budgeted catalog or a ctxfit_find_tools answer; a longer one is trimmed, with a ctxfit://r/... link to the whole."},
 	{Name: "CTXFIT_CATALOG_TOOLS", Field: "CatalogTools", Key: "catalogTools", Form: formList,
 		Default:     "none",

@@ -178,7 +178,7 @@ type Config struct {
 	// catalog or an answer of ctxfit_find_tools: a longer definition is
 	// trimmed (its description, then its schemas), with a ctxfit://r/...
 	// link to the whole. Zero means an eighth of the catalog budget, at
-	// least 200. CTXFIT_TOOL_BUDGET.
+	// least 300. CTXFIT_TOOL_BUDGET.
 	ToolBudget int `json:"toolBudget,omitempty" yaml:"toolBudget,omitempty" validate:"gte=0"`
 	// CatalogTools are the tools a budgeted catalog lists first, by name or
 	// by tag (an OpenAPI operation's); the tools called most come next.

@@ -48,7 +48,7 @@ const (
 	maxFindLimit     = 50
 	// minToolBudget is the smallest per-tool budget: a trimmed
 	// definition's name, link and a few words of description.
-	minToolBudget = 200
+	minToolBudget = 300
 	// catalogMisses is how many tools in a row that do not fit end the
 	// filling of a budgeted list.
 	catalogMisses = 32
@@ -378,8 +378,8 @@ func (c *Catalog) fit(ctx context.Context, subject string, i, limit int) (json.R
 }
 
 // placeholderURI stands for a link while a trimmed definition is tried:
-// longer, and costlier in tokens, than a real one.
-var placeholderURI = ResourcePrefix + strings.Repeat("Zq3_x9-K", 48)
+// costlier in tokens than a real one (about 240 bytes, 160 tokens).
+var placeholderURI = ResourcePrefix + strings.Repeat("Zq3_x9-K", 30)
 
 // link keeps the whole definition of e for subject and returns the
 // ctxfit://r/... uri that reads it.
@@ -428,7 +428,7 @@ func (c *Catalog) trim(e catalogEntry, limit int, uri string) (json.RawMessage, 
 	for li, lv := range trimLevels {
 		t := &wire{members: slices.Clone(w.members)}
 		t.del("outputSchema")
-		note := "[Trimmed to fit the context window; the whole definition: " + uri + "]"
+		note := "[Trimmed to fit the context window: " + FindTool + " answers the definition with a link to the whole.]"
 		d := cutText(e.descr, lv.descr)
 		if d != "" {
 			d += " "
@@ -642,10 +642,10 @@ func searchTerms(q string) []string {
 }
 
 // score is a tool's relevance to a query, a sum over its terms: 6 for the
-// name itself, 3 for a word of the name, a tag equal to the term, 2 for a
-// tag or the path holding it, 1 for the title or description and 1 for an
-// input property; 5 more when the name holds every term of several, and
-// 10 more when the whole query is the name.
+// name itself, 4 for a word of the name, 3 for a part of it; 3 for a tag
+// equal to the term, 2 for a tag or the path holding it; 1 for the title
+// or description, 1 for an input property; then 5 more when the name
+// holds every term of several, and 10 more when the query is the name.
 func (e catalogEntry) score(query string, terms []string) int {
 	name := strings.ToLower(e.name)
 	n := 0
@@ -655,6 +655,7 @@ func (e catalogEntry) score(query string, terms []string) int {
 	text := strings.ToLower(e.title + " " + e.descr)
 	path := strings.ToLower(e.path)
 	inName := 0
+	words := searchTerms(e.name)
 	for _, t := range terms {
 		if strings.Contains(name, t) {
 			inName++
@@ -662,6 +663,8 @@ func (e catalogEntry) score(query string, terms []string) int {
 		switch {
 		case name == t:
 			n += 6
+		case slices.Contains(words, t):
+			n += 4
 		case strings.Contains(name, t):
 			n += 3
 		}
