@@ -144,3 +144,22 @@ func TestTheProxyServesA500ToolServerAsABudgetedCatalog(t *testing.T) {
 	assert.True(t, listed, "the found tool is listed from then on")
 	assert.LessOrEqual(t, mcptest.Count(rec.last()), 5000)
 }
+
+// TestTheTypeScriptClientAcceptsTheBudgetedCatalog runs
+// e2e/ts/catalog.test.mjs (node --test): the TypeScript SDK client in
+// front of `ctxfit gateway` serving a generated document of 601
+// operations. It needs Node 20 or later and the npm dependencies (cd
+// e2e/ts && npm ci); without node it is skipped, except under CI=true,
+// where it fails.
+func TestTheTypeScriptClientAcceptsTheBudgetedCatalog(t *testing.T) {
+	node, dir := nodeAndTS(t)
+	bins := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "catalog.test.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "CTXFIT_E2E_CTXFIT="+bins["ctxfit"])
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "node --test:\n%s", out)
+	t.Logf("node --test:\n%s", out)
+}
