@@ -148,6 +148,22 @@ func TestAToolListWithinTheCatalogBudgetPassesUnchangedPageByPage(t *testing.T) 
 	assert.NotContains(t, names, mcpcore.FindTool, "no catalog tools under the budget")
 	assert.Equal(t, mcpcore.DefaultNextTool, names[7], "ctxfit's tools follow the first page, as before")
 	assert.Contains(t, string(rec.lists[0]), `"nextCursor"`, "the upstream's pagination is kept")
+
+	// Byte for byte what the proxy answers without a catalog.
+	plain := newFixture(t, manyTools(20, 7), ctxfit.Config{CatalogBudget: -1}, proxy.Options{})
+	pcs, prec := plain.connectRecorded(nil)
+	cursor = ""
+	for range 10 {
+		res, err := pcs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		require.NoError(t, err)
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	require.Len(t, prec.lists, len(rec.lists))
+	for i := range rec.lists {
+		assert.Equal(t, string(prec.lists[i]), string(rec.lists[i]), "page %d is unchanged", i+1)
+	}
 }
 
 func TestAToolListOverTheCatalogBudgetIsBudgetedAndFoundToolsCanBeCalled(t *testing.T) {
