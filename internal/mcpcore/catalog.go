@@ -223,7 +223,11 @@ func readEntry(t CatalogTool) catalogEntry {
 
 // listJSON is a tools/list result of defs: {"tools":[...]}.
 func listJSON(defs []json.RawMessage) []byte {
-	var b bytes.Buffer
+	n := len(`{"tools":[]}`) + len(defs)
+	for _, d := range defs {
+		n += len(d)
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n))
 	b.WriteString(`{"tools":[`)
 	for i, d := range defs {
 		if i > 0 {

@@ -281,3 +281,30 @@ func TestCallInputChecksTheNameAndTheArguments(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkCatalog(b *testing.B) {
+	cfg := ctxfit.Config{Secret: "0123456789abcdef0123456789abcdef"}
+	g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
+	require.NoError(b, err)
+	defer g.Close()
+	s := &mcpcore.Shaper{Guard: g, Names: (mcpcore.Names{}).WithDefaults()}
+	for _, n := range []int{100, 1000} {
+		var tools []mcpcore.CatalogTool
+		for i := range n {
+			tools = append(tools, mcpcore.CatalogTool{Definition: generatedTool(i)})
+			if i%50 == 0 {
+				tools = append(tools, mcpcore.CatalogTool{Definition: hugeTool(fmt.Sprintf("huge_%d", i))})
+			}
+		}
+		b.Run(fmt.Sprintf("%d tools: read, budgeted list and a find", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				cat := mcpcore.NewCatalog(s, tools, nil)
+				if _, err := cat.List(context.Background(), "s", nil); err != nil {
+					b.Fatal(err)
+				}
+				cat.Find(context.Background(), "s", json.RawMessage(`{"query":"delete webhook"}`))
+			}
+		})
+	}
+}
