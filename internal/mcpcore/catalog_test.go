@@ -308,3 +308,41 @@ func BenchmarkCatalog(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCatalog reads any definition beside generated ones: reading it,
+// listing the budgeted catalog and finding never panic, the list stays
+// within the budget, and every definition of it is JSON.
+func FuzzCatalog(f *testing.F) {
+	f.Add([]byte(`{"name":"x","description":"d","inputSchema":{"type":"object"}}`), "x")
+	f.Add([]byte(`{"name":"y","inputSchema":{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"string"}}}}`), "y a")
+	f.Add([]byte(`{"name":"","inputSchema":[]}`), "")
+	f.Add([]byte(`not json`), "not")
+	f.Add([]byte(hugeTool("h")), "h")
+	s := &mcpcore.Shaper{Names: (mcpcore.Names{}).WithDefaults()}
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: "0123456789abcdef0123456789abcdef", CatalogBudget: 2500, ToolBudget: 400}})
+	require.NoError(f, err)
+	f.Cleanup(func() { _ = g.Close() })
+	s.Guard = g
+	c, _ := budget.Exact("")
+	f.Fuzz(func(t *testing.T, def []byte, query string) {
+		tools := []mcpcore.CatalogTool{{Definition: def, Tags: []string{query}}}
+		for i := range 60 {
+			tools = append(tools, mcpcore.CatalogTool{Definition: generatedTool(i)})
+		}
+		cat := mcpcore.NewCatalog(s, tools, nil)
+		list, err := cat.List(context.Background(), "s", []string{query})
+		require.NoError(t, err)
+		for _, d := range list {
+			if !json.Valid(d) {
+				assert.Equal(t, string(def), string(d), "only a definition as it came may be other than JSON")
+			}
+		}
+		if json.Valid(def) {
+			raw, _ := json.Marshal(map[string]any{"tools": list})
+			assert.LessOrEqual(t, c.Count(string(raw)), 2500)
+		}
+		args, _ := json.Marshal(map[string]any{"query": query + " x"})
+		out, _ := cat.Find(context.Background(), "s", args)
+		assert.True(t, json.Valid(out))
+	})
+}
