@@ -189,6 +189,14 @@ func defaultValue(v EnvVar, c settings.Config) (value, meaning string) {
 			hardCap = max(settings.DefaultHardCap, c.Threshold)
 		}
 		return fmt.Sprint(settings.ResultSizeCharsPerToken * hardCap), "8 x the hard cap"
+	case "CatalogBudget":
+		hardCap := c.HardCap
+		if hardCap == 0 {
+			hardCap = max(settings.DefaultHardCap, c.Threshold)
+		}
+		return fmt.Sprint(hardCap), "the hard cap"
+	case "ToolBudget", "CatalogTools":
+		return "", v.Default
 	case "Secret", "PreviousSecrets", "RedisURL", "Wrapper.MetricsFile", "Wrapper.LogFile":
 		return "", v.Default
 	}

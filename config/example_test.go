@@ -132,6 +132,9 @@ func ExampleEnvMarkdown() {
 	// | `CTXFIT_IMAGE_MAX_TOKENS` | `imageMaxTokens` | integer | 1600 | Most tokens one image costs. |
 	// | `CTXFIT_AUDIO_TOKENS_PER_SECOND` | `audioTokensPerSecond` | integer | 32 | Tokens a second of audio in an MCP result costs. |
 	// | `CTXFIT_MAX_RESULT_SIZE_CHARS` | `maxResultSizeChars` | integer | 8 x the hard cap | Largest result of a guarded MCP tool, in characters, told to clients as _meta anthropic/maxResultSizeChars; negative leaves it out. |
+	// | `CTXFIT_CATALOG_BUDGET` | `catalogBudget` | integer | the hard cap | Tokens of the whole tools/list the proxy and the gateway serve; over it they serve ctxfit's tools, ctxfit_find_tools, ctxfit_call_tool and the most useful tools that fit; negative serves every definition. |
+	// | `CTXFIT_TOOL_BUDGET` | `toolBudget` | integer | an eighth of the catalog budget, at least 300 | Tokens of one tool definition in a budgeted catalog or a ctxfit_find_tools answer; a longer one is trimmed, with a ctxfit://r/... link to the whole. |
+	// | `CTXFIT_CATALOG_TOOLS` | `catalogTools` | comma-separated list | none | Tools, by name or tag, a budgeted catalog lists first; the tools called most come next. |
 	// | `CTXFIT_COMPACT_OUTPUT` | `wrapper.compactOutput` | true or false | true | Answer a JSON response of any size with its endpoint's output format (outputFormat) when that is smaller and fits; false shapes it as if there were none. |
 	// | `CTXFIT_COLLECT_METRICS` | `wrapper.collectMetrics` | true or false | false | Append a JSON line of token metrics per formatted response to the metrics file. |
 	// | `CTXFIT_METRICS_FILE` | `wrapper.metricsFile` | file path | none | JSON Lines file of the output formats' token metrics; required when collecting them. |

@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		runChatterServer()
 		return
 	}
+	if os.Getenv(manyToolsServerEnv) == "1" {
+		runManyToolsServer()
+		return
+	}
 	dir, err := os.MkdirTemp("", "ctxfit-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -56,6 +56,19 @@
 // [Options.Include] selects operations by operationId, tool name, tag,
 // path pattern ("/bookings/*") or "METHOD /path".
 //
+// # The tool catalog
+//
+// A tool list over the catalog budget (the guard's setting catalogBudget,
+// by default the hard cap) is served as a budgeted catalog: ctxfit's tools,
+// ctxfit_find_tools (which searches every operation's tool name,
+// description, tags and method and path), ctxfit_call_tool (which calls
+// one, as a call of that tool) and the tools that fit, each definition
+// within the per-tool budget or trimmed with a ctxfit://r/... link to the
+// whole. Within the budget tools/list is every tool. After a find, every
+// session is told the list changed, and the finding session's list holds
+// the found tools. ctxfit_find_tools and ctxfit_call_tool are reserved
+// names, as ctxfit's own tools are.
+//
 // # Calls
 //
 // A call's arguments are validated against the input schema with

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -215,13 +216,14 @@ type Options struct {
 // A Gateway is safe for concurrent use. Create one with [New]; release it
 // with [Gateway.Close].
 type Gateway struct {
-	server *mcp.Server
-	ops    []*Operation
-	byName map[string]*tool
-	cache  *cache.Cache
-	logger *slog.Logger
-	now    func() time.Time
-	sink   *telemetry.Async // nil: no telemetry
+	server  *mcp.Server
+	ops     []*Operation
+	byName  map[string]*tool
+	cache   *cache.Cache
+	logger  *slog.Logger
+	now     func() time.Time
+	sink    *telemetry.Async // nil: no telemetry
+	catalog *catalog
 
 	slots       chan struct{} // API calls in flight; nil: no bound
 	buffered    budget        // bytes of answers being read
@@ -278,7 +280,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		inst = *o.Install
 	}
 	reserved := []string{def(inst.NextTool, "ctxfit_next"), def(inst.DetailsTool, "ctxfit_details"),
-		def(inst.SearchTool, "ctxfit_search"), def(inst.QueryTool, "ctxfit_query")}
+		def(inst.SearchTool, "ctxfit_search"), def(inst.QueryTool, "ctxfit_query"), mcpcore.FindTool, mcpcore.CallTool}
 	ops, err := Operations(doc.T, o.Include, reserved)
 	if err != nil {
 		return nil, err
@@ -342,6 +344,11 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	s.AddReceivingMiddleware(gw.measure) // outside mcpfit's: sees shaped results
+	// Outermost: tools/list over the catalog budget, ctxfit_find_tools and
+	// ctxfit_call_tool (which goes on as a call of the tool it names).
+	gw.catalog = newCatalog(gw, g, mcpcore.Names{Next: inst.NextTool, Details: inst.DetailsTool,
+		Search: inst.SearchTool, Query: inst.QueryTool}.WithDefaults(), inst.Subject)
+	s.AddReceivingMiddleware(gw.catalog.middleware)
 	gw.server = s
 	gw.startup = o.Now().Sub(started)
 	o.Logger.Info("gateway: ready", "tools", len(ops), "api", base.Redacted(), "startup", gw.startup.String())

@@ -65,6 +65,9 @@ func (gw *Gateway) validated(ctx context.Context, ss *mcp.ServerSession, tool, p
 // held.
 func (gw *Gateway) forgetLocked(ss *mcp.ServerSession) {
 	delete(gw.connectedAt, ss)
+	if gw.catalog != nil {
+		gw.catalog.forget(ss)
+	}
 	for k := range gw.failed {
 		if k.ss == ss {
 			delete(gw.failed, k)

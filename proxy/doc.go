@@ -29,7 +29,17 @@
 //     page; each guarded tool's outputSchema is rewritten to also accept
 //     shaped results ([mcpcore.OutputSchema]) and its _meta gains
 //     anthropic/maxResultSizeChars; nothing else of a tool changes. An
-//     upstream tool named like one of ctxfit's is left out;
+//     upstream tool named like one of ctxfit's is left out. When the
+//     upstream's whole list (every page, which the proxy reads) is over the
+//     catalog budget (the setting catalogBudget, by default the hard cap),
+//     the first page is instead the session's budgeted catalog, in one
+//     page: ctxfit's tools, ctxfit_find_tools, ctxfit_call_tool and the
+//     tools that fit, trimmed to the per-tool budget with a ctxfit://r/...
+//     link to the whole definition (see the catalog in docs/proxy.md);
+//   - tools/call of ctxfit_find_tools (answered here; after a find of a
+//     budgeted catalog the client gets notifications/tools/list_changed
+//     and the session's later lists hold the found tools) and of
+//     ctxfit_call_tool (forwarded as a call of the tool it names);
 //   - tools/call of ctxfit's tools, and resources/read of the
 //     ctxfit://r/... links of held-back content: answered by the proxy;
 //   - server/discover (the stateless protocol of SEP-2575): answered

@@ -117,17 +117,41 @@ func (p *Proxy) ownTools() []json.RawMessage {
 // listTools rewrites a tools/list result: each guarded tool's outputSchema
 // is rewritten to accept shaped results and its _meta gets
 // anthropic/maxResultSizeChars; an upstream tool named like one of
-// ctxfit's is left out; the first page (a request without a cursor) gets
-// ctxfit's tools at its end. What each tool says of running again is
-// learned for replay mode.
+// ctxfit's (the catalog's included) is left out; the first page (a
+// request without a cursor) gets ctxfit's tools at its end. What each
+// tool says of running again is learned for replay mode.
 func (p *Proxy) listTools(params, raw json.RawMessage) json.RawMessage {
-	res, ok := parseObject(raw)
+	res, out, ok := p.rewritePage(raw)
 	if !ok {
 		return raw
 	}
+	if cursorOf(params) == "" {
+		out = append(out, p.ownTools()...)
+	}
+	res.set("tools", marshalUnescaped(out))
+	return res.marshal()
+}
+
+// cursorOf is the cursor of a tools/list request's params, "" for none.
+func cursorOf(params json.RawMessage) string {
+	var req struct {
+		Cursor string `json:"cursor"`
+	}
+	_ = json.Unmarshal(params, &req)
+	return req.Cursor
+}
+
+// rewritePage reads a page of the upstream's tools/list and returns it
+// with its tools rewritten as [Proxy.listTools] says (without ctxfit's);
+// false when it is not a tools/list result.
+func (p *Proxy) rewritePage(raw json.RawMessage) (*object, []json.RawMessage, bool) {
+	res, ok := parseObject(raw)
+	if !ok {
+		return nil, nil, false
+	}
 	var tools []json.RawMessage
 	if json.Unmarshal(res.vals["tools"], &tools) != nil {
-		return raw
+		return nil, nil, false
 	}
 	cfg := p.guard.Config()
 	out := make([]json.RawMessage, 0, len(tools)+4)
@@ -145,7 +169,7 @@ func (p *Proxy) listTools(params, raw json.RawMessage) json.RawMessage {
 			out = append(out, t)
 			continue
 		}
-		if p.o.Names.Own(head.Name) {
+		if p.o.Names.Own(head.Name) || head.Name == mcpcore.FindTool || head.Name == mcpcore.CallTool {
 			p.logger.Warn("proxy: the upstream's tool has the name of a ctxfit tool; it is not listed", "tool", head.Name)
 			continue
 		}
@@ -179,15 +203,7 @@ func (p *Proxy) listTools(params, raw json.RawMessage) json.RawMessage {
 		out = append(out, tool.marshal())
 	}
 	p.core.Learn(hints)
-	var req struct {
-		Cursor string `json:"cursor"`
-	}
-	_ = json.Unmarshal(params, &req)
-	if req.Cursor == "" {
-		out = append(out, p.ownTools()...)
-	}
-	res.set("tools", marshalUnescaped(out))
-	return res.marshal()
+	return res, out, true
 }
 
 // callTool handles the client's tools/call: ctxfit's tools are answered
@@ -202,6 +218,14 @@ func (s *session) callTool(m *jsonrpc.Request) {
 	if status, res := s.admit(); res != nil {
 		s.p.logCall(s, pd, status, res, nil)
 		s.toClient(&jsonrpc.Response{ID: m.ID, Result: res})
+		return
+	}
+	switch params.Name {
+	case mcpcore.FindTool:
+		s.findTools(m, pd, params.Arguments)
+		return
+	case mcpcore.CallTool:
+		s.callThrough(m, pd, params.Arguments)
 		return
 	}
 	if s.p.o.Names.Own(params.Name) {
@@ -222,6 +246,7 @@ func (s *session) callTool(m *jsonrpc.Request) {
 		})
 		return
 	}
+	s.p.usage.Add(params.Name)
 	s.forward(m, pd)
 }
 

@@ -251,6 +251,11 @@ type Proxy struct {
 
 	seq    atomic.Int64 // upstream request IDs, unique across sessions
 	shared *sharedUpstream
+	usage  mcpcore.ToolUsage // calls of each tool, for the catalog
+
+	catMu  sync.Mutex
+	catKey string           // what the last catalog was built of
+	cat    *mcpcore.Catalog // the last catalog built
 
 	mu       sync.Mutex
 	sessions map[*session]bool

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/store"
 )
 
@@ -75,6 +76,8 @@ type session struct {
 	conns      map[*upConn]bool    // every upstream connection made, to stop at the end
 	tasks      map[string]*pending // task ID -> the tools/call that created it
 	joined     bool                // shares an upstream another session initialized
+	cat        *mcpcore.Catalog    // the upstream's whole tool list, once read
+	found      []string            // tools the session found, latest first
 }
 
 func newSession(p *Proxy, down mcp.Connection, owner string) *session {
@@ -468,7 +471,17 @@ func (s *session) answer(pd *pending, m *jsonrpc.Response) {
 		s.state = StateConnected
 		s.mu.Unlock()
 	case "tools/list":
-		out.Result = s.p.listTools(pd.params, m.Result)
+		if cursorOf(pd.params) != "" {
+			out.Result = s.p.listTools(pd.params, m.Result)
+			break
+		}
+		// The whole list decides what the first page is; reading the
+		// other pages must not hold up the upstream's messages.
+		go func() {
+			out.Result = s.listFirst(m.Result)
+			s.toClient(out)
+		}()
+		return
 	case "tools/call", "resources/read", "prompts/get", "tasks/result", "completion/complete":
 		// Shaping takes time: the next messages must not wait for it.
 		go func() {

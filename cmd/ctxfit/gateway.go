@@ -37,7 +37,10 @@ Serves the operations of the HTTP API that an OpenAPI 3.0 or 3.1 document
 describes as MCP tools, one per operation, with their arguments validated
 before the call and every result kept within the token budget by ctxfit
 (ctxfit_next, ctxfit_details, ctxfit_search and ctxfit_query lead to the
-rest). GET results are cached. Serves stdio (standard input and output are
+rest). When the tool list is over --catalog-budget (by default the hard
+cap), tools/list is a budgeted catalog: ctxfit's tools, ctxfit_find_tools
+(searches every operation by name, description, tag and path) and
+ctxfit_call_tool, and the tools that fit. GET results are cached. Serves stdio (standard input and output are
 the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp with a health report at
 http://ADDR/healthz and Prometheus metrics at http://ADDR/metrics (the
@@ -131,6 +134,7 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	fs.IntVar(&pf.hardCap, "hard-cap", 0, "token count no shaped result exceeds (default 12000)")
 	fs.StringVar(&pf.mode, "mode", "", "how continuations find their data: store or replay (default store)")
 	fs.StringVar(&pf.encoding, "encoding", "", "tiktoken encoding: o200k_base or cl100k_base (default o200k_base)")
+	pf.catalog.register(fs)
 	fs.StringVar(&pf.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	pf.auth.register(fs)
 	fs.Usage = func() {

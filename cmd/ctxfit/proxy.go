@@ -36,8 +36,10 @@ Puts ctxfit in front of an MCP server: the one COMMAND runs over stdio
 at URL (streamable HTTP, or the legacy HTTP+SSE transport with --sse).
 Every request, response and notification is relayed both ways unchanged,
 except that tools/list gains ctxfit_next, ctxfit_details, ctxfit_search and
-ctxfit_query, and tools/call, resources/read and prompts/get results are
-kept within the token budget. Serves stdio (standard input and output are
+ctxfit_query (and, when the whole list is over --catalog-budget, is a
+budgeted catalog with ctxfit_find_tools and ctxfit_call_tool), and
+tools/call, resources/read and prompts/get results are kept within the
+token budget. Serves stdio (standard input and output are
 the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp (a session per client, each with its own
 upstream session) with a health report at http://ADDR/healthz.
@@ -71,6 +73,7 @@ type proxyFlags struct {
 	hardCap    int
 	mode       string
 	encoding   string
+	catalog    catalogFlags
 	opts       proxy.Options
 	rateSpec   string
 	logLevel   string
@@ -141,6 +144,7 @@ func registerProxyFlags(fs *flag.FlagSet) *proxyFlags {
 	fs.IntVar(&f.hardCap, "hard-cap", 0, "token count no shaped result exceeds (default 12000)")
 	fs.StringVar(&f.mode, "mode", "", "how continuations find their data: store or replay (default store)")
 	fs.StringVar(&f.encoding, "encoding", "", "tiktoken encoding: o200k_base or cl100k_base (default o200k_base)")
+	f.catalog.register(fs)
 	fs.DurationVar(&f.opts.CallTimeout, "call-timeout", proxy.DefaultCallTimeout, "longest wait for the upstream to answer one tool call")
 	fs.StringVar(&f.rateSpec, "rate", "", "tool calls per second allowed per client, e.g. 5 or 5/s (default: no limit)")
 	fs.IntVar(&f.opts.Burst, "burst", 0, "calls a client may make at once within --rate (default: the rate rounded up)")
@@ -219,6 +223,12 @@ func (f *proxyFlags) overlay(c ctxfit.Config) (ctxfit.Config, error) {
 			c.Mode = ctxfit.Mode(f.mode)
 		case "encoding":
 			c.Encoding = f.encoding
+		case "catalog-budget":
+			c.CatalogBudget = f.catalog.budget
+		case "tool-budget":
+			c.ToolBudget = f.catalog.toolBudget
+		case "catalog-tools":
+			c.CatalogTools = f.catalog.tools
 		}
 	})
 	if err := c.Validate(); err != nil {
@@ -420,4 +430,24 @@ func serveHTTP(ctx context.Context, addr string, mux http.Handler, logger *slog.
 		}
 		return nil
 	}
+}
+
+// catalogFlags are the flags of the budgeted tool catalog, which the proxy
+// and the gateway share.
+type catalogFlags struct {
+	budget, toolBudget int
+	tools              []string
+}
+
+func (c *catalogFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&c.budget, "catalog-budget", 0, "tokens of the whole tools/list; over it a budgeted catalog with ctxfit_find_tools and ctxfit_call_tool is served (default the hard cap; negative: every definition)")
+	fs.IntVar(&c.toolBudget, "tool-budget", 0, "tokens of one tool definition in a budgeted catalog; a longer one is trimmed with a link to the whole (default an eighth of the catalog budget)")
+	fs.Func("catalog-tools", "comma-separated tools (names or tags) a budgeted catalog lists first", func(v string) error {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				c.tools = append(c.tools, n)
+			}
+		}
+		return nil
+	})
 }

@@ -167,6 +167,23 @@ type Config struct {
 	// negative leaves it out.
 	// CTXFIT_MAX_RESULT_SIZE_CHARS.
 	MaxResultSizeChars int `json:"maxResultSizeChars,omitempty" yaml:"maxResultSizeChars,omitempty"`
+	// CatalogBudget is the token count of the whole tools/list the proxy
+	// and the gateway serve a model: over it they serve a budgeted catalog
+	// instead (ctxfit's tools, ctxfit_find_tools, ctxfit_call_tool and the
+	// most useful tools that fit); within it tools/list passes unchanged.
+	// Zero means the hard cap; negative serves every definition whatever
+	// the list's size. CTXFIT_CATALOG_BUDGET.
+	CatalogBudget int `json:"catalogBudget,omitempty" yaml:"catalogBudget,omitempty"`
+	// ToolBudget is the token count of one tool definition in a budgeted
+	// catalog or an answer of ctxfit_find_tools: a longer definition is
+	// trimmed (its description, then its schemas), with a ctxfit://r/...
+	// link to the whole. Zero means an eighth of the catalog budget, at
+	// least 300. CTXFIT_TOOL_BUDGET.
+	ToolBudget int `json:"toolBudget,omitempty" yaml:"toolBudget,omitempty" validate:"gte=0"`
+	// CatalogTools are the tools a budgeted catalog lists first, by name or
+	// by tag (an OpenAPI operation's); the tools called most come next.
+	// CTXFIT_CATALOG_TOOLS (comma-separated).
+	CatalogTools []string `json:"catalogTools,omitempty" yaml:"catalogTools,omitempty"`
 	// Params names the request parameters the guard reads.
 	Params Params `json:"params,omitempty" yaml:"params,omitempty"`
 	// Endpoints override the settings per HTTP route pattern or MCP tool

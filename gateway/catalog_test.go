@@ -1,0 +1,180 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/gateway"
+)
+
+// generatedDocument is an OpenAPI document of n resources, each with a
+// get, an update and a delete operation (operationIds get_widget_7 and so
+// on, tagged with the resource's kind), for the API at base.
+func generatedDocument(t *testing.T, n int, base string) *gateway.Document {
+	t.Helper()
+	kinds := []string{"widgets", "gadgets", "orders", "invoices", "teams"}
+	paths := map[string]any{}
+	for i := range n {
+		kind := kinds[i%len(kinds)]
+		one := strings.TrimSuffix(kind, "s")
+		param := []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
+		ok := map[string]any{"200": map[string]any{"description": "OK", "content": map[string]any{"application/json": map[string]any{
+			"schema": map[string]any{"type": "object"}}}}}
+		op := func(verb string) map[string]any {
+			return map[string]any{"operationId": fmt.Sprintf("%s_%s_%d", verb, one, i), "tags": []string{kind},
+				"summary":     fmt.Sprintf("%s %s %d", verb, one, i),
+				"description": fmt.Sprintf("%s the %s number %d of the account, with every field it has.", verb, one, i),
+				"parameters":  param, "responses": ok}
+		}
+		upd := op("update")
+		upd["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string", "description": "The new name."},
+				"size": map[string]any{"type": "integer"}}}}}}
+		paths[fmt.Sprintf("/%s/%d/{id}", kind, i)] = map[string]any{"get": op("get"), "patch": upd, "delete": op("delete")}
+	}
+	raw, err := json.Marshal(map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "generated", "version": "1"},
+		"servers": []any{map[string]any{"url": base}}, "paths": paths})
+	require.NoError(t, err)
+	doc, err := gateway.Parse(context.Background(), raw)
+	require.NoError(t, err)
+	return doc
+}
+
+// listRecorder is a client transport that keeps the raw result of every
+// tools/list answer.
+type listRecorder struct {
+	mcp.Transport
+	mu    sync.Mutex
+	lists []json.RawMessage
+}
+
+type listRecordingConn struct {
+	mcp.Connection
+	r *listRecorder
+}
+
+func (r *listRecorder) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := r.Transport.Connect(ctx)
+	return listRecordingConn{c, r}, err
+}
+
+func (c listRecordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok && strings.Contains(string(resp.Result), `"tools":[`) {
+		c.r.mu.Lock()
+		c.r.lists = append(c.r.lists, append(json.RawMessage(nil), resp.Result...))
+		c.r.mu.Unlock()
+	}
+	return msg, err
+}
+
+func (r *listRecorder) last() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lists[len(r.lists)-1]
+}
+
+// connectRecorded is connect with a client that records its lists and
+// signals changed on notifications/tools/list_changed.
+func connectRecorded(t *testing.T, doc *gateway.Document, g *ctxfit.Guard, changed chan<- struct{}) (*mcp.ClientSession, *listRecorder) {
+	t.Helper()
+	gw, err := gateway.New(doc, g, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { gw.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := gw.Server().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	rec := &listRecorder{Transport: ct}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}}).Connect(context.Background(), rec, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs, rec
+}
+
+func listedNames(res *mcp.ListToolsResult) []string {
+	var out []string
+	for _, t := range res.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestAGatewayWithinTheCatalogBudgetListsEveryTool(t *testing.T) {
+	api := newFakeAPI(t, jsonReply(200, `{}`))
+	cs, _ := connectRecorded(t, generatedDocument(t, 5, api.URL), newGuard(t, ctxfit.Config{}), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	names := listedNames(res)
+	assert.Len(t, names, 15+4, "every operation and ctxfit's four tools")
+	assert.NotContains(t, names, "ctxfit_find_tools", "no catalog under the budget")
+}
+
+func TestALargeGeneratedAPIIsServedAsABudgetedCatalog(t *testing.T) {
+	api := newFakeAPI(t, jsonReply(200, `{"ok":true}`))
+	changed := make(chan struct{}, 1)
+	cs, rec := connectRecorded(t, generatedDocument(t, 200, api.URL), newGuard(t, ctxfit.Config{}), changed)
+	ctx := context.Background()
+	counter, err := budget.Exact("")
+	require.NoError(t, err)
+
+	res, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, counter.Count(string(rec.last())), 12000, "600 operations' tools/list within the catalog budget (the hard cap), by exact count")
+	names := listedNames(res)
+	for _, own := range []string{"ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfit_query", "ctxfit_find_tools", "ctxfit_call_tool"} {
+		assert.Contains(t, names, own)
+	}
+	assert.Greater(t, len(names), 20, "with some of the API's tools")
+	assert.NotContains(t, names, "delete_order_172")
+
+	found, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_find_tools", Arguments: map[string]any{"query": "delete order 172", "limit": 3}})
+	require.NoError(t, err)
+	require.False(t, found.IsError)
+	var body struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(found.Content[0].(*mcp.TextContent).Text), &body))
+	require.NotEmpty(t, body.Tools)
+	assert.Equal(t, "delete_order_172", body.Tools[0]["name"], "the tool the words name is found first")
+
+	got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_call_tool", Arguments: map[string]any{"name": "delete_order_172", "arguments": map[string]any{"id": "o-1"}}})
+	require.NoError(t, err)
+	require.False(t, got.IsError)
+	reqs := api.requests()
+	require.NotEmpty(t, reqs)
+	assert.Equal(t, http.MethodDelete, reqs[len(reqs)-1].Method)
+	assert.Equal(t, "/orders/172/o-1", reqs[len(reqs)-1].Path, "the call went to the operation")
+
+	bad, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_call_tool", Arguments: map[string]any{"name": "delete_order", "arguments": map[string]any{}}})
+	require.NoError(t, err)
+	assert.True(t, bad.IsError, "an unknown name is a tool error")
+
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after a find")
+	}
+	res, err = cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	assert.Contains(t, listedNames(res), "delete_order_172", "the found tool is listed from then on")
+	assert.LessOrEqual(t, counter.Count(string(rec.last())), 12000)
+}
