@@ -43,7 +43,7 @@ func BenchmarkCount(b *testing.B) {
 	}
 	for _, class := range countClasses {
 		text := countInput(class)
-		c.Count(text) // builds the tables once, before timing (BenchmarkCountFirstUse times that)
+		c.Count(text)         // builds the tables once, before timing (BenchmarkCountFirstUse times that)
 		var yardstick float64 // tiktoken-go's ns per count in this run
 		b.Run(class+"/tiktoken-go", func(b *testing.B) {
 			tk := tiktokenGo()
