@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -103,13 +102,4 @@ func BenchmarkCountLinear(b *testing.B) {
 		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N)/total, fmt.Sprintf("%dKiB-ns/B", n>>10))
 	}
 	b.ReportMetric(float64(spent[len(sizes)-1])/float64(spent[0]), "x-16KiB")
-}
-
-// cpuTime returns the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -84,7 +84,7 @@ func tables(res results) (map[string]string, error) {
 		{"read the rank table (`BenchmarkNewEncoding`, the first count of any text)", "BenchmarkNewEncoding/"},
 		{"build the long-piece tables (`BenchmarkBuildBacktracker`, the first piece over 48 bytes)", "BenchmarkBuildBacktracker/"},
 	} {
-		o, c := median(step.bench+"o200k_base", "ns/op"), median(step.bench+"cl100k_base", "ns/op")
+		o, c := median(step.bench+"o200k_base", "cpu-ns/op"), median(step.bench+"cl100k_base", "cpu-ns/op")
 		sum[0] += o
 		sum[1] += c
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", step.label, formatTime(o), formatTime(c))
