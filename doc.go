@@ -55,9 +55,8 @@
 // Usable on their own, and importing no MCP SDK and no net/http server code:
 //
 //   - [github.com/ctxfit/ctxfit/budget]: exact token counting (tiktoken's
-//     o200k_base and cl100k_base, about 50 to 100 times faster than
-//     tiktoken-go in docs/benchmarks.md,
-//     allocation-free, linear on adversarial input) and the budget itself.
+//     o200k_base and cl100k_base; docs/benchmarks.md compares it with
+//     tiktoken-go on real corpora) and the budget itself.
 //   - [github.com/ctxfit/ctxfit/cursor]: opaque continuation tokens,
 //     encrypted and HMAC-SHA256 signed, expiring, bound to the endpoint and
 //     query they were issued for, with key rotation.

@@ -167,7 +167,10 @@ const (
 // backtracker returns e's long-piece tables, building them on first use. It
 // returns nil when the encoding does not meet the search's assumptions.
 func (e *Encoding) backtracker() *backtracker {
-	e.btOnce.Do(func() { e.bt = buildBacktracker(e) })
+	e.btOnce.Do(func() {
+		e.bt = buildBacktracker(e)
+		e.btBuilt.Store(true)
+	})
 	return e.bt
 }
 

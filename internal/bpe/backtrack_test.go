@@ -2,6 +2,7 @@ package bpe
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -414,9 +415,11 @@ func BenchmarkBuildBacktracker(b *testing.B) {
 			require.NoError(b, err)
 			b.ReportAllocs()
 			var bt *backtracker
+			start := cpuTime()
 			for b.Loop() {
 				bt = buildBacktracker(e)
 			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(bt.size())/(1<<20), "MiB")
 		})
 	}
@@ -432,4 +435,27 @@ func (bt *backtracker) size() int {
 		n += len(r) * 8
 	}
 	return n
+}
+
+func TestMergeCountsMidPiecesAsTheScanDoesOnceTheSearchIsBuilt(t *testing.T) {
+	for _, name := range []string{O200KBase, CL100KBase} {
+		e, bt := loadBacktracker(t, name)
+		require.True(t, e.btBuilt.Load(), "building the search's tables sends pieces of midPiece bytes on to it")
+		makers := pieceMakers(bt)
+		for _, kind := range slices.Sorted(maps.Keys(makers)) {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				r := rand.New(rand.NewPCG(11, uint64(len(kind))))
+				var starts [shortPiece + 1]int32
+				for i := range 200 {
+					piece := makers[kind](r, midPiece+r.IntN(shortPiece-midPiece+1))
+					if len(piece) > shortPiece || e.rank(piece) != noRank {
+						continue
+					}
+					if !assert.Equal(t, e.mergeShort(piece, &starts), e.merge(piece), "case %d: %q", i, piece) {
+						return
+					}
+				}
+			})
+		}
+	}
 }

@@ -125,7 +125,7 @@ func (e *Encoding) count(text string, limit int, cache *pieceCache) (total, end 
 
 // merge returns the number of tokens in piece, which is not a token.
 func (e *Encoding) merge(p string) int {
-	if len(p) <= shortPiece {
+	if len(p) <= shortPiece && (len(p) < midPiece || !e.btBuilt.Load()) {
 		var starts [shortPiece + 1]int32
 		return e.mergeShort(p, &starts)
 	}

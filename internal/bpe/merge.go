@@ -15,6 +15,10 @@ const (
 	// pieces of more than 48 bytes are rare enough in ordinary text that
 	// most processes never build them.
 	shortPiece = 48
+	// midPiece is the shortest piece merged by the search once its tables
+	// are built (a text with a longer piece built them): from there on the
+	// search is the faster.
+	midPiece = 12
 )
 
 // mergeShort runs tiktoken's byte-pair merge on piece (len <= shortPiece)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -50,8 +51,9 @@ type Encoding struct {
 	maxLen int  // longest token in bytes
 	o200k  bool // which split pattern: o200k_base's or cl100k_base's
 
-	btOnce sync.Once
-	bt     *backtracker // long-piece tables, built on first use; see backtrack.go
+	btOnce  sync.Once
+	bt      *backtracker // long-piece tables, built on first use; see backtrack.go
+	btBuilt atomic.Bool  // bt is built: pieces of midPiece bytes on use it
 }
 
 // split returns the end of the pre-tokeniser piece that starts at s[i:]:

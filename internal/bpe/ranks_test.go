@@ -134,11 +134,13 @@ func BenchmarkNewEncoding(b *testing.B) {
 			lens, blob, err := readTokens(l.file)
 			require.NoError(b, err)
 			b.ReportAllocs()
+			start := cpuTime()
 			for b.Loop() {
 				if _, err := newEncoding(l.name, lens, blob); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

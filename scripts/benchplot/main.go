@@ -4,6 +4,10 @@
 //
 //	go run ./scripts/benchplot -o docs docs/bench/*.txt
 //
+// With -md FILE (repeatable) it also rewrites the tables of FILE between
+// <!-- benchplot:NAME --> and <!-- /benchplot --> (count, linear) from the
+// same medians, so the figures of docs/benchmarks.md come from the output too.
+//
 // It reads every file given (or standard input), takes the median of each
 // benchmark's runs (-count), and writes:
 //
@@ -34,6 +38,11 @@ import (
 
 func main() {
 	out := flag.String("o", "docs", "directory to write the SVG files to")
+	var docs []string
+	flag.Func("md", "a Markdown file whose benchplot blocks to rewrite with the tables (repeatable)", func(s string) error {
+		docs = append(docs, s)
+		return nil
+	})
 	flag.Parse()
 	results := results{}
 	var inputs []string
@@ -60,6 +69,26 @@ func main() {
 	}
 	for _, name := range slices.Sorted(mapKeys(files)) {
 		if err := os.WriteFile(filepath.Join(*out, name), files[name], 0o644); err != nil {
+			fail(err)
+		}
+	}
+	if len(docs) == 0 {
+		return
+	}
+	tabs, err := tables(results)
+	if err != nil {
+		fail(err)
+	}
+	for _, name := range docs {
+		doc, err := os.ReadFile(name)
+		if err != nil {
+			fail(err)
+		}
+		text, err := rewrite(string(doc), tabs)
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", name, err))
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
 			fail(err)
 		}
 	}
@@ -130,6 +159,19 @@ type ref struct{ bench, unit string }
 type bar struct {
 	label    string
 	num, den ref
+	goal     float64 // a tick at the ratio to reach (at least for a speed-up); 0: none
+}
+
+// value returns the bar's ratio: the median of num over the median of den,
+// or num's median when den is zero (a ratio the benchmark reports itself,
+// from both sides measured in each run).
+func (b bar) value(res results) (float64, error) {
+	num, err := res.median(b.num.bench, b.num.unit)
+	if b.den == (ref{}) || err != nil {
+		return num, err
+	}
+	den, err := res.median(b.den.bench, b.den.unit)
+	return num / den, err
 }
 
 // chart is one SVG file.
@@ -142,26 +184,22 @@ type chart struct {
 func charts() []chart {
 	speedup := chart{file: "bench-speedup.svg",
 		title: "ctxfit against other Go libraries: how many times faster (median of the runs)",
-		axis:  "other library's time / ctxfit's time"}
-	for _, enc := range []string{"o200k_base", "cl100k_base"} {
-		for _, kind := range []string{"json", "prose", "code"} {
-			p := "BenchmarkCount/" + enc + "/" + kind + "/"
-			label := map[string]string{"json": "JSON", "prose": "prose", "code": "Go code"}[kind]
-			speedup.bars = append(speedup.bars, bar{"count " + enc + " " + label + " vs tiktoken-go",
-				ref{p + "tiktoken-go", "ns/op"}, ref{p + "ctxfit", "ns/op"}})
-		}
+		axis:  "other library's time / ctxfit's time; a grey tick marks each goal"}
+	for _, c := range countClasses {
+		speedup.bars = append(speedup.bars, bar{"count " + c.label + " vs tiktoken-go",
+			ref{"BenchmarkCount/" + c.name, "x-tiktoken-go"}, ref{}, c.goal})
 	}
 	speedup.bars = append(speedup.bars, bar{"chunk 1 MB prose vs langchaingo",
-		ref{"BenchmarkSplitProse1MB/langchaingo", "ns/op"}, ref{"BenchmarkSplitProse1MB/ctxfit", "ns/op"}})
+		ref{"BenchmarkSplitProse1MB/langchaingo", "ns/op"}, ref{"BenchmarkSplitProse1MB/ctxfit", "ns/op"}, 0})
 
 	middleware := chart{file: "bench-middleware.svg",
 		title: "httpfit: the time of a request with ctxfit against without (median of the runs)",
 		axis:  "wrapped time / bare or baseline time", goal: 1,
 		bars: []bar{
-			{"pass-through 2 KB, served over HTTP", ref{"BenchmarkPassThroughServed", "wrapped-ns/req"}, ref{"BenchmarkPassThroughServed", "bare-ns/req"}},
-			{"pass-through 2 KB, ServeHTTP in process", ref{"BenchmarkPassThroughOverhead", "wrapped-ns/req"}, ref{"BenchmarkPassThroughOverhead", "bare-ns/req"}},
-			{"shape 100 KB list vs unmarshal+marshal", ref{"BenchmarkShape/100KB/wrapped", "ns/op"}, ref{"BenchmarkShape/100KB/baseline-unmarshal-marshal", "ns/op"}},
-			{"shape 1 MB list vs unmarshal+marshal", ref{"BenchmarkShape/1024KB/wrapped", "ns/op"}, ref{"BenchmarkShape/1024KB/baseline-unmarshal-marshal", "ns/op"}},
+			{"pass-through 2 KB, served over HTTP", ref{"BenchmarkPassThroughServed", "wrapped-ns/req"}, ref{"BenchmarkPassThroughServed", "bare-ns/req"}, 1.05},
+			{"pass-through 2 KB, ServeHTTP in process", ref{"BenchmarkPassThroughOverhead", "wrapped-ns/req"}, ref{"BenchmarkPassThroughOverhead", "bare-ns/req"}, 0},
+			{"shape 100 KB list vs unmarshal+marshal", ref{"BenchmarkShape/100KB/wrapped", "ns/op"}, ref{"BenchmarkShape/100KB/baseline-unmarshal-marshal", "ns/op"}, 3},
+			{"shape 1 MB list vs unmarshal+marshal", ref{"BenchmarkShape/1024KB/wrapped", "ns/op"}, ref{"BenchmarkShape/1024KB/baseline-unmarshal-marshal", "ns/op"}, 3},
 		}}
 	return []chart{speedup, middleware}
 }
@@ -174,13 +212,12 @@ func render(res results, inputs []string) (map[string][]byte, error) {
 	for _, c := range charts() {
 		values := make([]float64, len(c.bars))
 		for i, b := range c.bars {
-			num, err1 := res.median(b.num.bench, b.num.unit)
-			den, err2 := res.median(b.den.bench, b.den.unit)
-			if err := errors.Join(err1, err2); err != nil {
+			v, err := b.value(res)
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", c.file, err))
 				continue
 			}
-			values[i] = num / den
+			values[i] = v
 		}
 		out[c.file] = svg(c, values, inputs)
 	}
@@ -189,19 +226,19 @@ func render(res results, inputs []string) (map[string][]byte, error) {
 
 // Layout of a chart, in pixels.
 const (
-	width    = 760
+	width    = 840
 	labelW   = 300
 	barH     = 22
 	gap      = 8
 	top      = 48
-	rightPad = 70
+	rightPad = 140
 )
 
 // svg draws c's bars with their values, longest bar = widest.
 func svg(c chart, values []float64, inputs []string) []byte {
 	maxV := c.goal
-	for _, v := range values {
-		maxV = max(maxV, v)
+	for i, v := range values {
+		maxV = max(maxV, v, c.bars[i].goal)
 	}
 	plotW := float64(width - labelW - rightPad)
 	scale := plotW / maxV
@@ -216,7 +253,13 @@ func svg(c chart, values []float64, inputs []string) []byte {
 		w := v * scale
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#1f2328">%s</text>`+"\n", labelW-8, y+barH/2+4, html.EscapeString(c.bars[i].label))
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" rx="3" fill="#0969da"/>`+"\n", labelW, y, w, barH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#1f2328">%s</text>`+"\n", float64(labelW)+w+6, y+barH/2+4, formatRatio(v))
+		text := formatRatio(v)
+		if g := c.bars[i].goal; g > 0 {
+			gx := float64(labelW) + g*scale
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#59636e" stroke-width="2"/>`+"\n", gx, y-2, gx, y+barH+2)
+			text += " (goal " + formatRatio(g) + ")"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#1f2328">%s</text>`+"\n", max(float64(labelW)+w, float64(labelW)+c.bars[i].goal*scale)+6, y+barH/2+4, text)
 	}
 	if c.goal > 0 {
 		x := float64(labelW) + c.goal*scale

@@ -39,6 +39,19 @@ func TestRenderFailsOnAMissingBenchmark(t *testing.T) {
 	assert.ErrorContains(t, err, "BenchmarkSplitProse1MB/langchaingo")
 }
 
+func TestRewriteReplacesEachBlockWithItsTable(t *testing.T) {
+	doc := "# Doc\n<!-- benchplot:count -->\nold figures\n<!-- /benchplot -->\ntext\n"
+	t.Run("a named block gets its table", func(t *testing.T) {
+		got, err := rewrite(doc, map[string]string{"count": "| new |\n"})
+		require.NoError(t, err)
+		assert.Equal(t, "# Doc\n<!-- benchplot:count -->\n| new |\n<!-- /benchplot -->\ntext\n", got)
+	})
+	t.Run("a block with no table is an error", func(t *testing.T) {
+		_, err := rewrite(doc, map[string]string{"linear": "x"})
+		assert.ErrorContains(t, err, `no table named "count"`)
+	})
+}
+
 func TestTheCommittedChartsAreDrawnFromTheCommittedOutput(t *testing.T) {
 	root := filepath.Join("..", "..")
 	res := results{}
@@ -57,5 +70,18 @@ func TestTheCommittedChartsAreDrawnFromTheCommittedOutput(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), "docs/%s is stale: run go run ./scripts/benchplot -o docs docs/bench/*.txt (scripts/benchplots.sh)", name)
 	}
-	assert.Contains(t, string(files["bench-speedup.svg"]), "count o200k_base JSON vs tiktoken-go")
+	assert.Contains(t, string(files["bench-speedup.svg"]), "count JSON vs tiktoken-go")
+
+	t.Run("the tables of docs/benchmarks.md are written from the committed output", func(t *testing.T) {
+		tabs, err := tables(res)
+		require.NoError(t, err)
+		doc, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks.md"))
+		require.NoError(t, err)
+		want, err := rewrite(string(doc), tabs)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(doc), "docs/benchmarks.md is stale: run go run ./scripts/benchplot -o docs -md docs/benchmarks.md docs/bench/*.txt (scripts/benchplots.sh)")
+		for name := range tabs {
+			assert.Contains(t, string(doc), "<!-- benchplot:"+name+" -->", "docs/benchmarks.md shows every table")
+		}
+	})
 }

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package benchmarks
+
+import "time"
+
+var started = time.Now()
+
+// cpuTime returns the wall time since the start, where the process's CPU
+// time is not read.
+func cpuTime() time.Duration { return time.Since(started) }
