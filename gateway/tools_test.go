@@ -19,7 +19,7 @@ var reserved = []string{"ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfi
 
 func shopTools(t *testing.T, include ...string) map[string]*gateway.Operation {
 	t.Helper()
-	ops, err := gateway.Operations(loadShop(t).T, include, reserved)
+	ops, err := gateway.Operations(loadShop(t), include, reserved)
 	require.NoError(t, err)
 	out := map[string]*gateway.Operation{}
 	for _, op := range ops {
@@ -64,7 +64,7 @@ func TestToolNamesAreCutTo128CharactersAndStayUnique(t *testing.T) {
 		         "/b":{"get":{"operationId":%q,"responses":{"200":{"description":"ok"}}}}}}`, long, long+"y")
 	d, err := gateway.Parse(context.Background(), []byte(doc))
 	require.NoError(t, err)
-	ops, err := gateway.Operations(d.T, nil, nil)
+	ops, err := gateway.Operations(d, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, ops, 2)
 	assert.Equal(t, strings.Repeat("x", 128), ops[0].Tool.Name)
@@ -84,12 +84,12 @@ func TestDescriptionsHoldTheSummaryTheDescriptionTheMethodAndThePath(t *testing.
 
 func TestTheInputSchemaHasTheParametersAndTheBody(t *testing.T) {
 	tools := shopTools(t)
-	t.Run("query and header parameters are properties; cookies are not", func(t *testing.T) {
+	t.Run("query, header and cookie parameters are properties", func(t *testing.T) {
 		s := schemaOf(t, tools["list_orders_v2"].Tool.InputSchema)
 		assert.Equal(t, "object", s["type"])
 		assert.Equal(t, false, s["additionalProperties"])
 		props := s["properties"].(map[string]any)
-		assert.ElementsMatch(t, []string{"status", "tag", "ids", "limit", "X-Request-Id"}, keys(props))
+		assert.ElementsMatch(t, []string{"status", "tag", "ids", "limit", "X-Request-Id", "session"}, keys(props))
 		assert.Equal(t, map[string]any{"type": "string", "enum": []any{"open", "shipped", "cancelled"}}, props["status"])
 		assert.Equal(t, "Orders with any of these tags.", props["tag"].(map[string]any)["description"])
 		assert.Nil(t, s["required"])
@@ -178,16 +178,18 @@ func TestIncludeSelectsOperationsByIDTagOrPath(t *testing.T) {
 		})
 	}
 	t.Run("an entry that selects nothing is an error", func(t *testing.T) {
-		_, err := gateway.Operations(loadShop(t).T, []string{"getOrder", "getOrdre"}, nil)
+		_, err := gateway.Operations(loadShop(t), []string{"getOrder", "getOrdre"}, nil)
 		assert.ErrorContains(t, err, `"getOrdre" selects no operation`)
 	})
 }
 
-func TestParseRefusesWhatIsNotAnOpenAPI3Document(t *testing.T) {
+func TestParseRefusesWhatIsNotAnOpenAPIDocument(t *testing.T) {
 	for name, doc := range map[string]string{
 		"not JSON or YAML": "{{{",
-		"Swagger 2.0":      `{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}`,
-		"invalid":          `{"openapi":"3.1.0","info":{"title":"t"},"paths":{"/a":{"get":{"responses":{"200":{}}}}}}`,
+		"Swagger 1.2":      `{"swagger":"1.2","info":{"title":"t","version":"1"},"paths":{}}`,
+		"OpenAPI 4":        `{"openapi":"4.0.0","info":{"title":"t","version":"1"},"paths":{}}`,
+		"no paths":         `{"openapi":"3.1.0","info":{"title":"t","version":"1"}}`,
+		"a list":           `[1, 2]`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := gateway.Parse(context.Background(), []byte(doc))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"slices"
 	"strings"
@@ -20,8 +21,33 @@ const maxValue = 80
 
 var printer = message.NewPrinter(language.English)
 
-// compileInput compiles an operation's input schema for validation.
-func compileInput(name string, schema map[string]any) (*jsonschema.Schema, error) {
+// schemas are a tool's compiled schemas; nil: not checked.
+type schemas struct {
+	input, output *jsonschema.Schema
+}
+
+// compile compiles op's input schema (with formats asserted: a date-time,
+// a uuid or an email the API would refuse is the model's to correct) and
+// its output schema, logging the one that does not compile (it is then
+// not checked).
+func compile(op *Operation, logger *slog.Logger) schemas {
+	var s schemas
+	var err error
+	if s.input, err = compileSchema(op.Tool.Name, op.input, true); err != nil {
+		logger.Warn("gateway: the input schema does not compile; the tool's arguments are not validated",
+			"tool", op.Tool.Name, "err", err)
+	}
+	if op.outputs != nil {
+		if s.output, err = compileSchema(op.Tool.Name+":output", op.outputs, false); err != nil {
+			logger.Warn("gateway: the output schema does not compile; the answers are not checked against it",
+				"tool", op.Tool.Name, "err", err)
+		}
+	}
+	return s
+}
+
+// compileSchema compiles a schema for validation.
+func compileSchema(name string, schema map[string]any, formats bool) (*jsonschema.Schema, error) {
 	b, err := json.Marshal(schema)
 	if err != nil {
 		return nil, err
@@ -32,6 +58,9 @@ func compileInput(name string, schema map[string]any) (*jsonschema.Schema, error
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	if formats {
+		c.AssertFormat()
+	}
 	url := "urn:ctxfit:gateway:" + name
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
