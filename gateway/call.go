@@ -437,7 +437,7 @@ func (op *Operation) keeps(out *jsonschema.Schema, body []byte, gw *Gateway) boo
 	where, what := "", err.Error()
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
-		leaf := deepest(ve)
+		leaf, _ := deepest(ve)
 		where, what = "/"+strings.Join(leaf.InstanceLocation, "/"), leaf.ErrorKind.LocalizedString(printer)
 	}
 	gw.mismatches.Add(1)

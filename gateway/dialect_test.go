@@ -94,3 +94,17 @@ func TestEveryParameterStyleAndBodyMediaTypeIsSentAsTheDocumentSays(t *testing.T
 		call(t, "events", map[string]any{"since": "2026-11-28T05:00:00Z", "owner": "ada@example.com", "id": "0b0e2a5c-6b2e-4d6f-9a57-1a9b2f3c4d5e"})
 	})
 }
+
+func TestAnErrorUnderOneOfNamesTheBranchTheCallerMeant(t *testing.T) {
+	doc, err := gateway.Parse(t.Context(), []byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"servers":[{"url":"http://127.0.0.1:1"}],
+		"paths":{"/shapes":{"post":{"operationId":"addShape","requestBody":{"required":true,"content":{"application/json":{"schema":{"oneOf":[
+			{"type":"object","required":["kind","radius"],"properties":{"kind":{"const":"circle"},"radius":{"type":"number"}}},
+			{"type":"object","required":["kind","side"],"properties":{"kind":{"const":"square"},"side":{"type":"integer"}}}]}}}},
+		"responses":{"204":{"description":"none"}}}}}}`))
+	require.NoError(t, err)
+	_, cs := connect(t, doc, newGuard(t, ctxfit.Config{}), nil)
+	e := toolError(t, mcptest.Call(t, cs, "addShape", map[string]any{"body": map[string]any{"kind": "square", "side": "big"}}))
+	assert.Equal(t, "body/side", e.Data.Parameter, "the square's side, not the circle's kind or radius")
+	assert.Equal(t, "a value of type integer", e.Data.Expected)
+	assert.Contains(t, e.Message, "oneOf number 1")
+}
