@@ -46,7 +46,8 @@
 //     characters, and made unique with a suffix _2, _3, ...; never the
 //     name of one of ctxfit's own tools.
 //   - description: the summary and the description, then the method and
-//     path: "List bookings. ... (GET /api/v1/bookings)".
+//     path and tags: "List bookings. ... (GET /api/v1/bookings; tags:
+//     bookings)".
 //   - input schema: an object with one property per path, query, header
 //     and cookie parameter, and "body" for the request body (JSON first,
 //     then merge-patch, other +json types, a form, multipart or text, in

@@ -56,6 +56,15 @@ type Options struct {
 	// Include selects the operations that become tools (see
 	// [Operations]). Empty means all of them.
 	Include []string
+	// Exclude leaves out the operations it selects, with the entries of
+	// Include's kinds, after Include. Empty means none; an entry that
+	// selects nothing is an error.
+	Exclude []string
+	// Names renames tools: a key is an operationId, a tool name or
+	// "METHOD /path", its value the tool's name (made valid and unique as
+	// any other). Nil means the names from the document; a key that names
+	// no operation is an error.
+	Names map[string]string
 	// Header is added to every API call, over the operation's header
 	// parameters: credentials go here. The gateway never logs it.
 	Header http.Header
@@ -208,7 +217,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	for _, w := range doc.Warnings {
 		o.Logger.Warn("gateway: the document", "warning", w)
 	}
-	ops, skips, err := operations(doc, o.Include, reserved)
+	ops, skips, err := operations(doc, routes{include: o.Include, exclude: o.Exclude, names: o.Names}, reserved)
 	if err != nil {
 		return nil, err
 	}

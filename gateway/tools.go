@@ -98,11 +98,19 @@ func reservedNames(extra []string) map[string]bool {
 // both matching. An entry that selects nothing is an error, so that a typo
 // does not go unnoticed.
 func Operations(doc *Document, include []string, reserved []string) ([]*Operation, error) {
-	ops, _, err := operations(doc, include, reserved)
+	ops, _, err := operations(doc, routes{include: include}, reserved)
 	return ops, err
 }
 
-func operations(doc *Document, include []string, reserved []string) ([]*Operation, []Skip, error) {
+// routes select and name the operations that become tools: see
+// [Options.Include], [Options.Exclude] and [Options.Names].
+type routes struct {
+	include, exclude []string
+	names            map[string]string
+}
+
+func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Skip, error) {
+	include := r.include
 	if doc == nil || doc.raw == nil {
 		return nil, nil, fmt.Errorf("gateway: the document has no paths")
 	}
@@ -113,6 +121,8 @@ func operations(doc *Document, include []string, reserved []string) ([]*Operatio
 	conv := schemaConverter{root: doc.raw}
 	taken := reservedNames(reserved)
 	used := make([]bool, len(include))
+	excluded := make([]bool, len(r.exclude))
+	renamed := map[string]bool{}
 	var ops []*Operation
 	var skips []Skip
 	paths := make([]string, 0, len(rawPaths))
@@ -140,8 +150,19 @@ func operations(doc *Document, include []string, reserved []string) ([]*Operatio
 					sel, used[i] = true, true
 				}
 			}
+			for i, exc := range r.exclude {
+				if info.selectedBy(exc) {
+					sel, excluded[i] = false, true
+				}
+			}
 			if !sel {
 				continue
+			}
+			for _, key := range []string{info.id, toolName(info.id, method, p), method + " " + p} {
+				if name, ok := r.names[key]; ok && key != "" {
+					info.name, renamed[key] = name, true
+					break
+				}
 			}
 			op, reason := newOperation(conv, info, taken)
 			if reason != "" {
@@ -154,6 +175,16 @@ func operations(doc *Document, include []string, reserved []string) ([]*Operatio
 	for i, inc := range include {
 		if !used[i] {
 			return nil, skips, fmt.Errorf("gateway: include %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", inc)
+		}
+	}
+	for i, exc := range r.exclude {
+		if !excluded[i] {
+			return nil, skips, fmt.Errorf("gateway: exclude %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", exc)
+		}
+	}
+	for key := range r.names {
+		if !renamed[key] {
+			return nil, skips, fmt.Errorf("gateway: the name for %q names no operation (give an operationId, a tool name or METHOD /path)", key)
 		}
 	}
 	if len(ops) == 0 {
@@ -172,6 +203,7 @@ type opInfo struct {
 	item, o      map[string]any
 	id           string
 	tags         []string
+	name         string // the tool's name given by Options.Names; "" for the document's
 }
 
 // strings_ returns v's strings when it is a list.
@@ -337,12 +369,16 @@ func newOperation(conv schemaConverter, info opInfo, taken map[string]bool) (*Op
 		return nil, "input schema: " + err.Error()
 	}
 
-	name := uniqueName(toolName(info.id, method, p), taken)
+	name := toolName(info.id, method, p)
+	if info.name != "" {
+		name = toolName(info.name, method, p)
+	}
+	name = uniqueName(name, taken)
 	taken[name] = true
 	tool := &mcp.Tool{
 		Name:        name,
 		Title:       strings.TrimSpace(str(o, "summary")),
-		Description: description(method, p, str(o, "summary"), str(o, "description")),
+		Description: description(method, p, str(o, "summary"), str(o, "description"), info.tags),
 		InputSchema: json.RawMessage(input),
 		Annotations: annotations(method),
 	}
@@ -567,8 +603,9 @@ func uniqueName(name string, taken map[string]bool) string {
 }
 
 // description is the summary and the description of the operation with its
-// method and path, e.g. "List bookings. Filters by status. (GET /bookings)".
-func description(method, p, summary, desc string) string {
+// method, path and tags, e.g. "List bookings. Filters by status. (GET
+// /bookings; tags: bookings)".
+func description(method, p, summary, desc string, tags []string) string {
 	var parts []string
 	for _, s := range []string{summary, desc} {
 		s = strings.TrimSpace(s)
@@ -580,7 +617,13 @@ func description(method, p, summary, desc string) string {
 		}
 	}
 	call := "(" + method + " " + p + ")"
+	if len(tags) > 0 {
+		call = "(" + method + " " + p + "; tags: " + strings.Join(tags, ", ") + ")"
+	}
 	if len(parts) == 0 {
+		if len(tags) > 0 {
+			return "Calls the API: " + method + " " + p + " (tags: " + strings.Join(tags, ", ") + ")."
+		}
 		return "Calls the API: " + method + " " + p + "."
 	}
 	text := strings.Join(parts, " ")

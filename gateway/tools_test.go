@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
 )
 
@@ -73,9 +74,9 @@ func TestToolNamesAreCutTo128CharactersAndStayUnique(t *testing.T) {
 
 func TestDescriptionsHoldTheSummaryTheDescriptionTheMethodAndThePath(t *testing.T) {
 	tools := shopTools(t)
-	assert.Equal(t, "List orders. Returns every order, newest first. (GET /orders)", tools["list_orders_v2"].Tool.Description)
+	assert.Equal(t, "List orders. Returns every order, newest first. (GET /orders; tags: orders)", tools["list_orders_v2"].Tool.Description)
 	assert.Equal(t, "List orders", tools["list_orders_v2"].Tool.Title)
-	assert.Equal(t, "Calls the API: DELETE /orders/{id}.", tools["deleteOrder"].Tool.Description)
+	assert.Equal(t, "Calls the API: DELETE /orders/{id} (tags: admin).", tools["deleteOrder"].Tool.Description)
 	for name, op := range tools {
 		assert.GreaterOrEqual(t, len(op.Tool.Description), 10, name)
 		assert.Contains(t, op.Tool.Description, op.Method+" "+op.Path, name)
@@ -233,5 +234,48 @@ func TestLoadFetchesADocumentByURL(t *testing.T) {
 	t.Run("a file that does not exist is an error", func(t *testing.T) {
 		_, err := gateway.Load(context.Background(), "testdata/missing.yaml", nil)
 		assert.Error(t, err)
+	})
+}
+
+func TestRouteMapsExcludeAndRenameOperations(t *testing.T) {
+	names := func(t *testing.T, opts *gateway.Options) []string {
+		t.Helper()
+		gw, err := gateway.New(loadShop(t), newGuard(t, ctxfit.Config{}), opts)
+		require.NoError(t, err)
+		defer gw.Close()
+		var out []string
+		for _, op := range gw.Operations() {
+			out = append(out, op.Tool.Name)
+		}
+		return out
+	}
+	base := &gateway.Options{BaseURL: "http://127.0.0.1:1"}
+	t.Run("exclude by tag, by method and path pattern, and by operationId", func(t *testing.T) {
+		o := *base
+		o.Exclude = []string{"admin", "DELETE /orders/*", "createOrder"}
+		got := names(t, &o)
+		assert.Subset(t, got, []string{"list_orders_v2", "getOrder", "replaceOrder"})
+		for _, name := range []string{"deleteOrder", "createOrder", "report_a_weird_name"} {
+			assert.NotContains(t, got, name)
+		}
+	})
+	t.Run("include then exclude", func(t *testing.T) {
+		o := *base
+		o.Include, o.Exclude = []string{"orders"}, []string{"GET /orders"}
+		assert.ElementsMatch(t, []string{"createOrder", "getOrder"}, names(t, &o))
+	})
+	t.Run("a name by operationId or by method and path", func(t *testing.T) {
+		o := *base
+		o.Include = []string{"orders", "DELETE /orders/{id}"}
+		o.Names = map[string]string{"getOrder": "order", "DELETE /orders/{id}": "cancel order"}
+		assert.ElementsMatch(t, []string{"list_orders_v2", "createOrder", "order", "cancel_order"}, names(t, &o))
+	})
+	t.Run("an exclude or a name that selects nothing is an error", func(t *testing.T) {
+		for _, o := range []gateway.Options{{Exclude: []string{"getOrdre"}}, {Names: map[string]string{"getOrdre": "x"}}} {
+			o.BaseURL = base.BaseURL
+			_, err := gateway.New(loadShop(t), newGuard(t, ctxfit.Config{}), &o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "getOrdre")
+		}
 	})
 }

@@ -82,6 +82,8 @@ type gatewayFlags struct {
 	baseURL  string
 	include  []string
 	allowRef []string
+	exclude  []string
+	names    map[string]string
 	headers  http.Header
 	timeout  time.Duration
 	cacheTTL time.Duration
@@ -114,6 +116,26 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 				f.include = append(f.include, s)
 			}
 		}
+		return nil
+	})
+	fs.Func("exclude", "operations not to serve, as --include names them; applied after --include; repeatable", func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				f.exclude = append(f.exclude, s)
+			}
+		}
+		return nil
+	})
+	fs.Func("name", "a tool's name, OPERATION=NAME (OPERATION: an operationId, a tool name or 'METHOD /path'); repeatable", func(v string) error {
+		key, name, ok := strings.Cut(v, "=")
+		key, name = strings.TrimSpace(key), strings.TrimSpace(name)
+		if !ok || key == "" || name == "" {
+			return errors.New("want OPERATION=NAME, e.g. getUser=user or 'GET /users/{id}=user'")
+		}
+		if f.names == nil {
+			f.names = map[string]string{}
+		}
+		f.names[key] = name
 		return nil
 	})
 	fs.Func("header", "a header sent with every API call, NAME:VALUE (VALUE env:VAR reads $VAR); repeatable", func(v string) error {
@@ -243,7 +265,7 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	defer closeGuard()
 	opts := &gateway.Options{
-		BaseURL: f.baseURL, Include: f.include, Header: f.headers, Timeout: f.timeout,
+		BaseURL: f.baseURL, Include: f.include, Exclude: f.exclude, Names: f.names, Header: f.headers, Timeout: f.timeout,
 		CacheTTL: f.cacheTTL, CacheEntries: f.entries, Logger: logger, Started: started,
 		Sink: f.guard.sink, MaxCalls: f.maxCalls, MaxSessions: f.maxSessions,
 		MaxResponseBytes: int64(f.maxResponseMiB) << 20, MaxBufferedBytes: int64(f.bufferMiB) << 20,

@@ -98,6 +98,19 @@ func TestGatewayServesAnAPIFromItsOpenAPIURLOverStdio(t *testing.T) {
 	assert.Contains(t, stderr.String(), `"headers":["Authorization"]`)
 }
 
+func TestGatewayFlagsExcludeAndRenameOperations(t *testing.T) {
+	api, _ := exampleAPI(t)
+	cs, _ := gatewayInProcess(t, nil, "--openapi", api.URL+"/openapi.json", "--include", "bookings",
+		"--exclude", "getBooking", "--name", "listBookings=bookings")
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, []string{"bookings", "ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfit_query"}, names)
+}
+
 func TestGatewayServesStreamableHTTPWithAHealthReport(t *testing.T) {
 	api, _ := exampleAPI(t)
 	ctx, cancel := context.WithCancel(context.Background())
