@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/examples/bookings"
+	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
@@ -264,3 +265,9 @@ func TestGatewayHonoursMCPTransportAndMCPPort(t *testing.T) {
 type stringer struct{ s *string }
 
 func (s *stringer) String() string { return *s.s }
+
+func TestTheHealthReportCountsWhatTheDocumentCouldNotServe(t *testing.T) {
+	r := healthReport(gateway.Stats{SkippedOperations: 2, DocumentWarnings: 1, OutputMismatches: 3})
+	assert.Equal(t, map[string]any{"skippedOperations": 2, "warnings": 1}, r["document"])
+	assert.Equal(t, int64(3), r["api"].(map[string]any)["outputMismatches"])
+}
