@@ -345,6 +345,9 @@ func (e *engine) rules(ep Endpoint) (*rules, error) {
 		format:      ep.Format,
 		shape:       summary.Shape{Endpoint: ep.DetailsEndpoint, Fields: ep.SummaryFields},
 	}
+	for _, t := range ep.SummaryTopN {
+		r.shape.TopN = append(r.shape.TopN, summary.TopN{Path: t.Path, Score: t.Score, N: t.N, Min: t.Min})
+	}
 	// A chunk and its envelope must fit under the hard cap.
 	r.chunkTokens = min(r.chunkTokens, max(r.budget.HardCap-chunkEnvelopeTokens, chunk.MinMaxTokens))
 	var err error

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
+	"github.com/ctxfit/ctxfit/config/settings"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -40,6 +41,7 @@ var example = ctxfit.Config{
 			Match: "GET /api/v1/bookings", Threshold: 3000, HardCap: 8000, PageSize: 25, MaxPageSize: 100,
 			ChunkTokens: 1500, Pagination: ptr(true), Summary: ptr(true), Chunking: ptr(false),
 			ArrayPath: "data.items", SummaryFields: []string{"id", "status", "guest.name"},
+			SummaryTopN:     []settings.TopN{{Path: "rooms", Score: "rating", N: 3, Min: 50}},
 			DetailsEndpoint: "/api/v1/bookings/{id}",
 			Format:          "toon",
 			OutputFormat: &ctxfit.OutputFormat{

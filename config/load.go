@@ -100,6 +100,7 @@ func clone(c settings.Config) settings.Config {
 		e.Summary = cloneBool(e.Summary)
 		e.Chunking = cloneBool(e.Chunking)
 		e.SummaryFields = slices.Clone(e.SummaryFields)
+		e.SummaryTopN = slices.Clone(e.SummaryTopN)
 		if f := e.OutputFormat; f != nil {
 			copied := *f
 			copied.ExtractFields = slices.Clone(f.ExtractFields)

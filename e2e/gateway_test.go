@@ -110,16 +110,17 @@ func mustMarshal(t *testing.T, v any) []byte {
 
 // TestGatewayToolsAreAcceptedByTheTypeScriptClient runs e2e/ts/gateway.test.mjs
 // (node --test): the TypeScript SDK client in front of `ctxfit gateway`
-// serving examples/httpserver's own document, and in front of a Stoplight
+// serving examples/httpserver's own document, in front of a Stoplight
 // Prism mock server (pinned in e2e/ts/package.json) of a document the test
-// writes. It needs Node 20 or later and the npm dependencies (cd e2e/ts &&
+// writes and of a Swagger 2.0 one, and in front of a mock of GitHub's API
+// serving its real document (@octokit/openapi). It needs Node 20 or later and the npm dependencies (cd e2e/ts &&
 // npm ci); without node it is skipped, except under CI=true, where it fails.
 func TestGatewayToolsAreAcceptedByTheTypeScriptClient(t *testing.T) {
 	node, dir := nodeAndTS(t)
 	bins := binaries(t)
 	base := startHTTPServer(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "gateway.test.mjs")
 	cmd.Dir = dir
@@ -130,4 +131,29 @@ func TestGatewayToolsAreAcceptedByTheTypeScriptClient(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node --test:\n%s", out)
 	t.Logf("node --test:\n%s", out)
+}
+
+// TestGatewayServesGitHubsWholeDocument runs `ctxfit gateway` over stdio on
+// GitHub's REST API document (api.github.com, from the @octokit/openapi
+// npm package pinned in e2e/ts; about 1,100 operations, 13 MB), which it
+// refused before (two path templates differing only in parameter names):
+// initialize and every page of tools/list are answered, one tool per
+// operation. How fast is BenchmarkRealDocumentStartup's question.
+func TestGatewayServesGitHubsWholeDocument(t *testing.T) {
+	_, dir := nodeAndTS(t)
+	doc := filepath.Join(dir, "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+	if _, err := os.Stat(doc); err != nil {
+		t.Fatalf("%s: run npm ci in e2e/ts", doc)
+	}
+	bins := binaries(t)
+	cs, _ := connect(t, bins["ctxfit"], "gateway", "--openapi", doc, "--base-url", "http://127.0.0.1:1")
+	names := map[string]bool{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		require.NoError(t, err)
+		names[tool.Name] = true
+	}
+	assert.Greater(t, len(names), 1000)
+	for _, name := range []string{"repos_get", "issues_list-for-repo", "orgs_list-attestations", "ctxfit_next"} {
+		assert.True(t, names[name], name)
+	}
 }

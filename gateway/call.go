@@ -8,14 +8,19 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ctxfit/ctxfit/internal/redact"
 )
 
 // maxExcerpt bounds the excerpt of an error answer, in bytes.
@@ -81,8 +86,9 @@ func unescapeOnce(s string) string {
 // against the input schema) to the API at base.
 func (op *Operation) buildRequest(ctx context.Context, base *url.URL, args map[string]any, header http.Header) (*http.Request, error) {
 	p := op.Path
-	query := url.Values{}
+	var query []string // name=value pairs, escaped, in order
 	hdr := http.Header{}
+	var cookies []string
 	for _, pr := range op.params {
 		v, ok := args[pr.arg]
 		if !ok || v == nil {
@@ -90,26 +96,17 @@ func (op *Operation) buildRequest(ctx context.Context, base *url.URL, args map[s
 		}
 		switch pr.in {
 		case "path":
-			p = strings.ReplaceAll(p, "{"+pr.name+"}", url.PathEscape(scalar(v)))
+			p = strings.ReplaceAll(p, "{"+pr.name+"}", pathValue(pr, v))
 		case "query":
-			if list, ok := v.([]any); ok {
-				if pr.explode {
-					for _, x := range list {
-						query.Add(pr.name, scalar(x))
-					}
-				} else {
-					query.Set(pr.name, joined(list))
-				}
-				continue
-			}
-			query.Set(pr.name, scalar(v))
+			query = append(query, queryPairs(pr, v)...)
 		case "header":
-			if list, ok := v.([]any); ok {
-				hdr.Set(pr.name, joined(list))
-				continue
-			}
-			hdr.Set(pr.name, scalar(v))
+			hdr.Set(pr.name, simple(v, pr.explode))
+		case "cookie":
+			cookies = append(cookies, pr.name+"="+url.QueryEscape(simple(v, false)))
 		}
+	}
+	if len(cookies) > 0 {
+		hdr.Set("Cookie", strings.Join(cookies, "; "))
 	}
 	u := *base
 	raw := strings.TrimSuffix(base.EscapedPath(), "/") + p
@@ -118,17 +115,22 @@ func (op *Operation) buildRequest(ctx context.Context, base *url.URL, args map[s
 		return nil, fmt.Errorf("path %q: %w", raw, err)
 	}
 	u.Path, u.RawPath = unescaped, raw
-	u.RawQuery = query.Encode()
+	slices.SortStableFunc(query, func(a, b string) int { // by name, as url.Values encodes
+		na, _, _ := strings.Cut(a, "=")
+		nb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(na, nb)
+	})
+	u.RawQuery = strings.Join(query, "&")
 
 	var body io.Reader
 	if op.bodyArg != "" {
 		if v, ok := args[op.bodyArg]; ok {
-			b, err := json.Marshal(v)
+			b, ct, err := encodeBody(op.bodyType, v)
 			if err != nil {
 				return nil, err
 			}
 			body = bytes.NewReader(b)
-			hdr.Set("Content-Type", op.bodyType)
+			hdr.Set("Content-Type", ct)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, op.Method, u.String(), body)
@@ -162,12 +164,201 @@ func scalar(v any) string {
 	}
 }
 
-func joined(list []any) string {
-	s := make([]string, len(list))
-	for i, x := range list {
-		s[i] = scalar(x)
+// simple returns v in OpenAPI's simple style: an array's items joined
+// with ",", an object's keys and values joined with "," (explode: "k=v"
+// pairs).
+func simple(v any, explode bool) string {
+	return delimited(v, ",", explode)
+}
+
+func delimited(v any, sep string, explode bool) string {
+	switch x := v.(type) {
+	case []any:
+		s := make([]string, len(x))
+		for i, e := range x {
+			s[i] = scalar(e)
+		}
+		return strings.Join(s, sep)
+	case map[string]any:
+		var s []string
+		for _, k := range sortedKeys(x) {
+			if explode {
+				s = append(s, k+"="+scalar(x[k]))
+			} else {
+				s = append(s, k, scalar(x[k]))
+			}
+		}
+		return strings.Join(s, sep)
 	}
-	return strings.Join(s, ",")
+	return scalar(v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// pathValue returns a path parameter's value in its style (simple, label
+// or matrix), escaped.
+func pathValue(pr param, v any) string {
+	esc := func(s string) string { return url.PathEscape(s) }
+	switch pr.style {
+	case "label":
+		sep := ","
+		if pr.explode {
+			sep = "."
+		}
+		return "." + escapeJoined(v, sep, pr.explode, esc)
+	case "matrix":
+		if list, ok := v.([]any); ok && pr.explode {
+			var s []string
+			for _, e := range list {
+				s = append(s, ";"+esc(pr.name)+"="+esc(scalar(e)))
+			}
+			return strings.Join(s, "")
+		}
+		if m, ok := v.(map[string]any); ok && pr.explode {
+			var s []string
+			for _, k := range sortedKeys(m) {
+				s = append(s, ";"+esc(k)+"="+esc(scalar(m[k])))
+			}
+			return strings.Join(s, "")
+		}
+		return ";" + esc(pr.name) + "=" + escapeJoined(v, ",", false, esc)
+	}
+	return escapeJoined(v, ",", pr.explode, esc)
+}
+
+// escapeJoined is delimited with each value escaped, not the separators.
+func escapeJoined(v any, sep string, explode bool, esc func(string) string) string {
+	switch x := v.(type) {
+	case []any:
+		s := make([]string, len(x))
+		for i, e := range x {
+			s[i] = esc(scalar(e))
+		}
+		return strings.Join(s, sep)
+	case map[string]any:
+		var s []string
+		for _, k := range sortedKeys(x) {
+			if explode {
+				s = append(s, esc(k)+"="+esc(scalar(x[k])))
+			} else {
+				s = append(s, esc(k), esc(scalar(x[k])))
+			}
+		}
+		return strings.Join(s, sep)
+	}
+	return esc(scalar(v))
+}
+
+// queryPairs returns a query parameter as escaped name=value pairs, in its
+// style: form (arrays and objects exploded by default), spaceDelimited,
+// pipeDelimited or deepObject.
+func queryPairs(pr param, v any) []string {
+	esc := url.QueryEscape
+	name := esc(pr.name)
+	switch x := v.(type) {
+	case []any:
+		switch {
+		case pr.style == "spaceDelimited" && !pr.explode:
+			return []string{name + "=" + escapeJoined(x, "%20", false, esc)}
+		case pr.style == "pipeDelimited" && !pr.explode:
+			return []string{name + "=" + escapeJoined(x, "|", false, esc)}
+		case !pr.explode:
+			return []string{name + "=" + escapeJoined(x, ",", false, esc)}
+		}
+		var out []string
+		for _, e := range x {
+			out = append(out, name+"="+esc(scalar(e)))
+		}
+		return out
+	case map[string]any:
+		switch {
+		case pr.style == "deepObject":
+			return formPairs(pr.name, x)
+		case pr.explode:
+			var out []string
+			for _, k := range sortedKeys(x) {
+				out = append(out, esc(k)+"="+esc(scalar(x[k])))
+			}
+			return out
+		}
+		return []string{name + "=" + escapeJoined(x, ",", false, esc)}
+	}
+	return []string{name + "=" + esc(scalar(v))}
+}
+
+// formPairs returns v under name as escaped pairs with nested keys in
+// brackets (name[a][b]=v, arrays as name[]=v, ...): deepObject query
+// parameters and form bodies (as Stripe's API reads them).
+func formPairs(name string, v any) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		var out []string
+		for _, k := range sortedKeys(x) {
+			key := k
+			if name != "" {
+				key = name + "[" + k + "]"
+			}
+			out = append(out, formPairs(key, x[k])...)
+		}
+		return out
+	case []any:
+		var out []string
+		for i, e := range x {
+			key := name + "[]"
+			if _, nested := e.(map[string]any); nested {
+				key = name + "[" + strconv.Itoa(i) + "]"
+			}
+			out = append(out, formPairs(key, e)...)
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return []string{url.QueryEscape(name) + "=" + url.QueryEscape(scalar(v))}
+}
+
+// encodeBody encodes a request body of the media type mt: JSON, a form
+// (nested objects in brackets), multipart (one part per property, objects
+// as JSON) or text.
+func encodeBody(mt string, v any) ([]byte, string, error) {
+	switch mediaRank(mt) {
+	case 3: // form
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return []byte(url.QueryEscape(scalar(v))), mt, nil
+		}
+		return []byte(strings.Join(formPairs("", obj), "&")), mt, nil
+	case 4: // multipart
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		obj, _ := v.(map[string]any)
+		for _, k := range sortedKeys(obj) {
+			values := []any{obj[k]}
+			if list, ok := obj[k].([]any); ok {
+				values = list
+			}
+			for _, e := range values {
+				if err := w.WriteField(k, scalar(e)); err != nil {
+					return nil, "", err
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			return nil, "", err
+		}
+		return buf.Bytes(), w.FormDataContentType(), nil
+	case 5: // text
+		return []byte(scalar(v)), mt, nil
+	}
+	b, err := json.Marshal(v)
+	return b, mt, err
 }
 
 // answer turns the API's answer, whose body readAnswer returned with err,
@@ -176,7 +367,12 @@ func joined(list []any) string {
 // object), text stays text, anything else is an embedded resource (which
 // ctxfit holds back behind a link); other statuses are tool errors, a
 // redirect to another origin (not followed) among them.
-func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gateway) *mcp.CallToolResult {
+//
+// An answer that does not match the output schema (out; nil: not checked)
+// is still delivered, as text with the structured content {"text": body}
+// that the advertised schema admits, and the mismatch is logged: the
+// gateway never sends structured content its tool's schema refuses.
+func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gateway, out *jsonschema.Schema) *mcp.CallToolResult {
 	var large *tooLargeError
 	switch {
 	case errors.As(err, &large):
@@ -206,7 +402,7 @@ func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gat
 		}}}
 	case (mt == "" || isJSON(mt)) && json.Valid(body):
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
-		if op.output && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		if op.output && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) && op.keeps(out, body, gw) {
 			res.StructuredContent = json.RawMessage(body)
 		} else if op.output {
 			res.StructuredContent = textStructured(body)
@@ -223,6 +419,31 @@ func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gat
 			URI: resp.Request.URL.String(), MIMEType: mt, Blob: body,
 		}}}}
 	}
+}
+
+// keeps reports whether body, a JSON object, matches the output schema
+// out (true when out is nil), logging a mismatch.
+func (op *Operation) keeps(out *jsonschema.Schema, body []byte, gw *Gateway) bool {
+	if out == nil {
+		return true
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err == nil {
+		err = out.Validate(inst)
+	}
+	if err == nil {
+		return true
+	}
+	where, what := "", err.Error()
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		leaf, _ := deepest(ve)
+		where, what = "/"+strings.Join(leaf.InstanceLocation, "/"), leaf.ErrorKind.LocalizedString(printer)
+	}
+	gw.mismatches.Add(1)
+	gw.logger.Warn("gateway: the answer does not match the document's output schema; it is delivered as text",
+		"tool", op.Tool.Name, "method", op.Method, "path", op.Path, "at", redact.Bound(where, 256), "violation", redact.Bound(what, 256))
+	return false
 }
 
 func isTextual(mt string) bool {

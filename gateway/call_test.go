@@ -106,7 +106,7 @@ func TestAValidCallIsOneRequestWithTheRightMethodPathQueryHeadersAndBody(t *test
 		got := api.requests()[len(api.requests())-1]
 		assert.Equal(t, "GET", got.Method)
 		assert.Equal(t, "/v2/orders", got.Path)
-		assert.Equal(t, "ids=1%2C2&limit=10&status=open&tag=a+b&tag=c%26d", got.Query)
+		assert.Equal(t, "ids=1,2&limit=10&status=open&tag=a+b&tag=c%26d", got.Query, "the comma of a form array is the delimiter, not data")
 		assert.Equal(t, "r-1", got.Header.Get("X-Request-Id"))
 		assert.Equal(t, "Bearer s3cret", got.Header.Get("Authorization"))
 		assert.Equal(t, "[]", mcpfittest.Texts(t, res)[0])

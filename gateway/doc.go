@@ -1,5 +1,5 @@
-// Package gateway turns an HTTP API with an OpenAPI 3.0 or 3.1 description
-// into MCP tools whose results ctxfit keeps inside the model's context
+// Package gateway turns an HTTP API with an OpenAPI 3.0 or 3.1 (or
+// Swagger 2.0) description into MCP tools whose results ctxfit keeps inside the model's context
 // window: one tool per operation, arguments validated before the call,
 // every result guarded by mcpfit exactly as any other tool's (pass-through
 // under the threshold; pages, summaries with drill-down, chunks, search,
@@ -17,13 +17,25 @@
 //
 // # Parsing
 //
-// Documents are parsed and validated with github.com/getkin/kin-openapi
-// (openapi3): it reads OpenAPI 3.0, 3.1 and 3.2 in JSON or YAML, resolves
-// references within the document into values, is maintained, pure Go and
-// small in dependencies. github.com/pb33f/libopenapi reads the same
-// versions with a richer model (low-level nodes, line numbers, a
-// what-changed engine) that a gateway does not need, at the cost of a much
-// larger dependency tree. References outside the document are refused.
+// A document is read as decoded JSON (YAML is decoded into the same
+// values), not into github.com/getkin/kin-openapi's model: kin-openapi
+// unmarshals each nested schema again at every level, which took 10 s for
+// GitHub's 13 MB document, and compiling every schema at start took as
+// long again. Decoding costs no more than the JSON itself; the tools'
+// schemas are built from the decoded values, and compiled for validation
+// at a tool's first call. A Swagger 2.0 document is converted to OpenAPI
+// 3.0 with kin-openapi's openapi2conv. [Load] inlines external references
+// ($ref to another file or URL) beside the document (its directory and
+// below, or its URL's origin and directory) or under
+// [LoadOptions.AllowRefs]; another is a warning ([Document.Warnings]).
+//
+// A document is not refused for what it gets wrong about one operation: an
+// operation the gateway cannot serve (a reference that does not resolve,
+// a required request body of no media type it sends) is skipped, logged
+// by [New] with its reason and counted in [Stats]. Path templates that
+// differ only in parameter names are not a conflict: the gateway calls
+// paths, it does not route them. A path template's parameter the document
+// does not declare is a required string argument.
 //
 // # Tools from operations
 //
@@ -34,10 +46,13 @@
 //     characters, and made unique with a suffix _2, _3, ...; never the
 //     name of one of ctxfit's own tools.
 //   - description: the summary and the description, then the method and
-//     path: "List bookings. ... (GET /api/v1/bookings)".
-//   - input schema: an object with one property per path, query and header
-//     parameter (cookie parameters are not sent), and "body" for the JSON
-//     request body; path parameters are required, as are the others the
+//     path and tags: "List bookings. ... (GET /api/v1/bookings; tags:
+//     bookings)".
+//   - input schema: an object with one property per path, query, header
+//     and cookie parameter, and "body" for the request body (JSON first,
+//     then merge-patch, other +json types, a form, multipart or text, in
+//     that order of preference among the media types the document
+//     declares); path parameters are required, as are the others the
 //     document marks required; no other property is accepted. A name two
 //     parameters share is prefixed with the location of the second
 //     ("query_id").
@@ -82,12 +97,18 @@
 //
 // A valid call becomes one HTTP request to the base URL ([Options.BaseURL],
 // else the document's first server): path parameters escaped into the
-// path, query parameters (arrays repeated, or comma-joined where the
-// document says explode: false), header parameters, then
-// [Options.Header] (credentials, never logged), and the body as JSON. It
+// path in their style (simple, label or matrix), query parameters in
+// theirs (form, arrays repeated unless explode is false; spaceDelimited,
+// pipeDelimited, deepObject), header parameters, cookie parameters in one
+// Cookie header, then [Options.Header] (credentials, never logged), and
+// the body in its media type (a form and deepObject nest objects in
+// brackets, name[key]=value). Formats (date-time, uuid, email, ...) are
+// checked with the arguments. It
 // has [Options.Timeout] (30 s by default). A 2xx JSON answer is the result's
 // text, and its structured content when the tool has an output schema and
-// the answer is an object; text stays text; other media become an embedded
+// the answer is an object that matches it (an answer that does not is
+// delivered as text, under the {"text"} envelope the advertised schema
+// admits, and logged: a strict client would otherwise throw it away); text stays text; other media become an embedded
 // resource, which mcpfit holds back behind a link. Any other status is a
 // tool error of code api_error with the status, an excerpt of the body (300
 // bytes) and a suggestion that depends on the status; no answer at all is
@@ -126,7 +147,9 @@
 //
 // [Gateway.Stats] reports start-up time, discovery time (a session's
 // first request to its first tools/list), validation successes and
-// failures, retries after a failure, API calls and errors, the token
+// failures, retries after a failure, API calls and errors, answers outside
+// their output schema, the operations skipped and the document's
+// warnings, the token
 // reductions of shaped results (the mean, and for summaries the share that
 // cut 70% or more), cache hits and misses, the sessions (current and
 // peak) and the peak of the bytes buffered to read answers.

@@ -6,19 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
@@ -51,86 +47,6 @@ const (
 	maxDocument = 32 << 20
 )
 
-// Document is a parsed OpenAPI document and where it came from. The zero
-// Document has no document; make one with [Parse] or [Load]. [New] only
-// reads it, so one Document may serve several gateways, but it must not be
-// changed while they are built.
-type Document struct {
-	// T is the parsed document.
-	T *openapi3.T
-	// Location is the URL the document was fetched from, or nil for a
-	// file or bytes; a relative server URL is resolved against it.
-	Location *url.URL
-}
-
-// Parse parses an OpenAPI 3.0 or 3.1 document (JSON or YAML) and validates
-// it. References outside the document are refused.
-func Parse(ctx context.Context, data []byte) (*Document, error) {
-	loader := openapi3.NewLoader()
-	loader.Context = ctx
-	loader.IsExternalRefsAllowed = false
-	t, err := loader.LoadFromData(data)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: parse the OpenAPI document: %w", err)
-	}
-	if !strings.HasPrefix(t.OpenAPI, "3.") {
-		return nil, fmt.Errorf("gateway: OpenAPI version %q: want 3.0 or 3.1", t.OpenAPI)
-	}
-	if err := t.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation()); err != nil {
-		return nil, fmt.Errorf("gateway: invalid OpenAPI document: %w", err)
-	}
-	return &Document{T: t}, nil
-}
-
-// Load reads the document at location, an http:// or https:// URL (fetched
-// with client, nil meaning http.DefaultClient, within
-// [DefaultLoadTimeout] unless ctx ends sooner) or a file path, and parses
-// it with [Parse].
-func Load(ctx context.Context, location string, client *http.Client) (*Document, error) {
-	var data []byte
-	var loc *url.URL
-	if u, err := url.Parse(location); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		if client == nil {
-			client = http.DefaultClient
-		}
-		ctx, cancel := context.WithTimeout(ctx, DefaultLoadTimeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-		req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: fetch the OpenAPI document: %w", err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("gateway: fetch the OpenAPI document: %s answered %s", location, resp.Status)
-		}
-		data, err = io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
-		if err != nil {
-			return nil, fmt.Errorf("gateway: fetch the OpenAPI document: %w", err)
-		}
-		loc = u
-	} else {
-		var err error
-		data, err = os.ReadFile(location)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-	}
-	if len(data) > maxDocument {
-		return nil, fmt.Errorf("gateway: the OpenAPI document is larger than %d MiB", maxDocument>>20)
-	}
-	d, err := Parse(ctx, data)
-	if err != nil {
-		return nil, err
-	}
-	d.Location = loc
-	return d, nil
-}
-
 // Options configure [New]. A nil *Options, like the zero value, means the
 // defaults; New copies them.
 type Options struct {
@@ -141,6 +57,15 @@ type Options struct {
 	// Include selects the operations that become tools (see
 	// [Operations]). Empty means all of them.
 	Include []string
+	// Exclude leaves out the operations it selects, with the entries of
+	// Include's kinds, after Include. Empty means none; an entry that
+	// selects nothing is an error.
+	Exclude []string
+	// Names renames tools: a key is an operationId, a tool name or
+	// "METHOD /path", its value the tool's name (made valid and unique as
+	// any other). Nil means the names from the document; a key that names
+	// no operation is an error.
+	Names map[string]string
 	// Header is added to every API call, over the operation's header
 	// parameters: credentials go here. The gateway never logs it.
 	Header http.Header
@@ -216,14 +141,17 @@ type Options struct {
 // A Gateway is safe for concurrent use. Create one with [New]; release it
 // with [Gateway.Close].
 type Gateway struct {
-	server  *mcp.Server
-	ops     []*Operation
-	byName  map[string]*tool
-	cache   *cache.Cache
-	logger  *slog.Logger
-	now     func() time.Time
-	sink    *telemetry.Async // nil: no telemetry
-	catalog *catalog
+	server *mcp.Server
+	ops    []*Operation
+	// skipped and warnings count the operations not served and the
+	// document's warnings.
+	skipped, warnings int
+	byName            map[string]*tool
+	cache             *cache.Cache
+	logger            *slog.Logger
+	now               func() time.Time
+	sink              *telemetry.Async // nil: no telemetry
+	catalog           *catalog
 
 	slots       chan struct{} // API calls in flight; nil: no bound
 	buffered    budget        // bytes of answers being read
@@ -233,6 +161,7 @@ type Gateway struct {
 	startup                  time.Duration
 	valid, invalid, retries  atomic.Int64
 	calls, apiErrors         atomic.Int64
+	mismatches               atomic.Int64 // answers outside their output schema
 	current, peak, connected atomic.Int64
 
 	mu                 sync.Mutex
@@ -244,8 +173,11 @@ type Gateway struct {
 
 // tool is one operation with what a call needs.
 type tool struct {
-	op      *Operation
-	schema  *jsonschema.Schema // nil: not validated (the schema did not compile)
+	op *Operation
+	// schemas compiles the input and output schemas at the tool's first
+	// call, not at start: a large document's thousand schemas would take
+	// seconds.
+	schemas func() schemas
 	base    *url.URL
 	header  http.Header
 	client  *http.Client
@@ -269,7 +201,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	if started.IsZero() {
 		started = o.Now()
 	}
-	if doc == nil || doc.T == nil {
+	if doc == nil || doc.raw == nil {
 		return nil, errors.New("gateway: New needs a document")
 	}
 	if g == nil {
@@ -281,9 +213,18 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	}
 	reserved := []string{def(inst.NextTool, "ctxfit_next"), def(inst.DetailsTool, "ctxfit_details"),
 		def(inst.SearchTool, "ctxfit_search"), def(inst.QueryTool, "ctxfit_query"), mcpcore.FindTool, mcpcore.CallTool}
-	ops, err := Operations(doc.T, o.Include, reserved)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, w := range doc.Warnings {
+		o.Logger.Warn("gateway: the document", "warning", w)
+	}
+	ops, skips, err := operations(doc, routes{include: o.Include, exclude: o.Exclude, names: o.Names}, reserved)
 	if err != nil {
 		return nil, err
+	}
+	for _, sk := range skips {
+		o.Logger.Warn("gateway: an operation is not served", "method", sk.Method, "path", sk.Path, "reason", sk.Reason)
 	}
 	base, err := baseURL(doc, o.BaseURL)
 	if err != nil {
@@ -293,17 +234,11 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		o.Timeout = DefaultTimeout
 	}
 	o.Client = sameOriginClient(o.Client)
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
 	impl := o.Implementation
 	if impl == nil {
-		impl = &mcp.Implementation{Name: "ctxfit-gateway", Version: "0"}
-		if doc.T.Info != nil {
-			impl = &mcp.Implementation{Name: def(doc.T.Info.Title, impl.Name), Version: def(doc.T.Info.Version, impl.Version)}
-		}
+		impl = &mcp.Implementation{Name: def(doc.Title, "ctxfit-gateway"), Version: def(doc.Version, "0")}
 	}
-	gw := &Gateway{ops: ops, byName: map[string]*tool{}, logger: o.Logger, now: o.Now,
+	gw := &Gateway{ops: ops, skipped: len(skips), warnings: len(doc.Warnings), byName: map[string]*tool{}, logger: o.Logger, now: o.Now,
 		connectedAt: map[*mcp.ServerSession]time.Time{}, failed: map[retryKey]struct{}{},
 		maxResponse: o.MaxResponseBytes, maxSessions: def(o.MaxSessions, DefaultMaxSessions)}
 	if gw.maxResponse <= 0 {
@@ -330,12 +265,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	header := o.Header.Clone()
 	for _, op := range ops {
 		t := &tool{op: op, base: base, header: header, client: o.Client, timeout: o.Timeout, g: gw}
-		if sch, err := compileInput(op.Tool.Name, op.input); err == nil {
-			t.schema = sch
-		} else {
-			o.Logger.Warn("gateway: the input schema does not compile; the tool's arguments are not validated",
-				"tool", op.Tool.Name, "err", err)
-		}
+		t.schemas = sync.OnceValue(func() schemas { return compile(op, gw.logger) })
 		gw.byName[op.Tool.Name] = t
 		s.AddTool(op.Tool, t.call)
 	}
@@ -368,12 +298,14 @@ func def[T comparable](v, d T) T {
 // server with its variables' defaults, resolved against its location.
 func baseURL(doc *Document, override string) (*url.URL, error) {
 	raw := override
-	if raw == "" && len(doc.T.Servers) > 0 && doc.T.Servers[0] != nil {
-		srv := doc.T.Servers[0]
-		raw = srv.URL
-		for name, v := range srv.Variables {
-			if v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+	if servers, _ := doc.raw["servers"].([]any); raw == "" && len(servers) > 0 {
+		if srv, ok := servers[0].(map[string]any); ok {
+			raw = str(srv, "url")
+			vars, _ := srv["variables"].(map[string]any)
+			for name, v := range vars {
+				if v, ok := v.(map[string]any); ok {
+					raw = strings.ReplaceAll(raw, "{"+name+"}", fmt.Sprint(v["default"]))
+				}
 			}
 		}
 	}
@@ -431,7 +363,8 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 			raw = req.Params.Arguments
 		}
 	}
-	if e := validateArgs(t.schema, raw); e != nil {
+	sch := t.schemas()
+	if e := validateArgs(sch.input, raw); e != nil {
 		t.g.validated(ctx, ss, t.op.Tool.Name, e.Data.Parameter, false)
 		// The parameter is the client's (an unknown argument's name): cut.
 		t.g.logger.Info("gateway: invalid arguments", "tool", t.op.Tool.Name, "parameter", redact.Bound(e.Data.Parameter, 256))
@@ -480,7 +413,7 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 	defer resp.Body.Close()
 	body, taken, err := readAnswer(resp.Body, resp.ContentLength, t.g.maxResponse, &t.g.buffered)
 	defer t.g.buffered.give(taken)
-	res := t.op.answer(resp, body, err, t.g)
+	res := t.op.answer(resp, body, err, t.g, sch.output)
 	called.Status = resp.StatusCode
 	if res.IsError && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		called.Status = 0 // its body could not be read: no answer, as the result says

@@ -37,6 +37,13 @@ type Stats struct {
 	// Calls counts the API calls made; APIErrors those that got no answer
 	// or one outside 2xx.
 	Calls, APIErrors int64
+	// OutputMismatches counts the 2xx answers that did not match their
+	// operation's output schema (delivered as text, and logged).
+	OutputMismatches int64
+	// SkippedOperations counts the document's operations the gateway does
+	// not serve (each logged at start with its reason); DocumentWarnings
+	// the document's warnings (external references not read, say).
+	SkippedOperations, DocumentWarnings int
 	// Shaped counts the results of the gateway's tools that ctxfit shaped
 	// (the first result of a call, not its continuations); Summarized
 	// those it summarized. ReductionMean is the mean token reduction of
@@ -77,6 +84,9 @@ func (gw *Gateway) Stats() Stats {
 		Retries:             gw.retries.Load(),
 		Calls:               gw.calls.Load(),
 		APIErrors:           gw.apiErrors.Load(),
+		OutputMismatches:    gw.mismatches.Load(),
+		SkippedOperations:   gw.skipped,
+		DocumentWarnings:    gw.warnings,
 		Sessions:            gw.connected.Load(),
 		CurrentSessions:     gw.current.Load(),
 		PeakSessions:        gw.peak.Load(),

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,6 +18,10 @@ const MaxToolName = 128
 
 // maxDescription bounds a tool's description, in bytes.
 const maxDescription = 2000
+
+// maxRefHops bounds the references followed to reach one parameter,
+// request body, response or path item.
+const maxRefHops = 32
 
 // methods are the HTTP methods an operation can have, in the order tools
 // are listed for one path.
@@ -42,23 +45,36 @@ type Operation struct {
 	Tags []string
 
 	params   []param // by argument name, in the input schema's order
-	bodyArg  string  // the argument that holds the JSON request body; "" for none
+	bodyArg  string  // the argument that holds the request body; "" for none
 	bodyType string  // the request body's media type
 	input    map[string]any
-	output   bool // the tool has an output schema: results carry structured content
+	output   bool           // the tool has an output schema: results carry structured content
+	outputs  map[string]any // the output schema, for checking answers
 }
 
 // param is one parameter of an operation and the tool argument that holds it.
 type param struct {
 	arg  string // the argument's name
 	name string // the parameter's name in the request
-	in   string // path, query or header
-	// explode: an array query parameter is sent as repeated name=value
-	// pairs (form style, the default), else as one comma-separated value.
+	in   string // path, query, header or cookie
+	// style and explode are the parameter's serialization (OpenAPI's
+	// defaults filled in: simple for path and header, form for query and
+	// cookie; explode for form only).
+	style   string
 	explode bool
 }
 
-// reserved are names tool names must not take: the tools ctxfit adds.
+// Skip is an operation of the document that [New] does not serve, and why.
+type Skip struct {
+	// Method and Path are the operation's method (upper case) and path
+	// template.
+	Method, Path string
+	// Reason says what the gateway cannot serve.
+	Reason string
+}
+
+// reservedNames returns the names tool names must not take: the tools
+// ctxfit adds.
 func reservedNames(extra []string) map[string]bool {
 	m := map[string]bool{}
 	for _, n := range extra {
@@ -71,6 +87,9 @@ func reservedNames(extra []string) map[string]bool {
 // selects (all of them when include is empty), in path order, then method
 // order (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE). Tool names
 // are unique and never one of reserved (the names of ctxfit's own tools).
+// An operation the gateway cannot serve (a parameter whose reference does
+// not resolve, a required request body of no media type it can send) is
+// left out; [New] logs each with its reason.
 //
 // An entry of include selects an operation when it equals its operationId,
 // its tool name or one of its tags, or, when it starts with "/", when it
@@ -78,73 +97,148 @@ func reservedNames(extra []string) map[string]bool {
 // "/bookings/{id}"), or when it is "METHOD /path" with the method and path
 // both matching. An entry that selects nothing is an error, so that a typo
 // does not go unnoticed.
-func Operations(doc *openapi3.T, include []string, reserved []string) ([]*Operation, error) {
-	if doc == nil || doc.Paths == nil {
-		return nil, fmt.Errorf("gateway: the document has no paths")
+func Operations(doc *Document, include []string, reserved []string) ([]*Operation, error) {
+	ops, _, err := operations(doc, routes{include: include}, reserved)
+	return ops, err
+}
+
+// routes select and name the operations that become tools: see
+// [Options.Include], [Options.Exclude] and [Options.Names].
+type routes struct {
+	include, exclude []string
+	names            map[string]string
+}
+
+func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Skip, error) {
+	include := r.include
+	if doc == nil || doc.raw == nil {
+		return nil, nil, fmt.Errorf("gateway: the document has no paths")
 	}
-	conv := schemaConverter{}
-	if doc.Components != nil {
-		conv.components = doc.Components.Schemas
+	rawPaths, _ := doc.raw["paths"].(map[string]any)
+	if len(rawPaths) == 0 {
+		return nil, nil, fmt.Errorf("gateway: the document has no paths")
 	}
+	conv := schemaConverter{root: doc.raw}
 	taken := reservedNames(reserved)
 	used := make([]bool, len(include))
+	excluded := make([]bool, len(r.exclude))
+	renamed := map[string]bool{}
 	var ops []*Operation
-	paths := doc.Paths.Keys()
+	var skips []Skip
+	paths := make([]string, 0, len(rawPaths))
+	for p := range rawPaths {
+		paths = append(paths, p)
+	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		item := doc.Paths.Value(p)
-		if item == nil {
+		item, err := conv.resolve(rawPaths[p])
+		if err != nil {
+			skips = append(skips, Skip{Method: "*", Path: p, Reason: "path item: " + err.Error()})
 			continue
 		}
-		byMethod := item.Operations()
 		for _, method := range methods {
-			o := byMethod[method]
-			if o == nil {
+			o, ok := item[strings.ToLower(method)].(map[string]any)
+			if !ok {
 				continue
 			}
+			info := opInfo{method: method, path: p, item: item, o: o}
+			info.id, _ = o["operationId"].(string)
+			info.tags = strings_(o["tags"])
 			sel := len(include) == 0
 			for i, inc := range include {
-				if selects(inc, method, p, o) {
+				if info.selectedBy(inc) {
 					sel, used[i] = true, true
+				}
+			}
+			for i, exc := range r.exclude {
+				if info.selectedBy(exc) {
+					sel, excluded[i] = false, true
 				}
 			}
 			if !sel {
 				continue
 			}
-			op, err := newOperation(conv, method, p, item, o, taken)
-			if err != nil {
-				return nil, err
+			for _, key := range []string{info.id, toolName(info.id, method, p), method + " " + p} {
+				if name, ok := r.names[key]; ok && key != "" {
+					info.name, renamed[key] = name, true
+					break
+				}
+			}
+			op, reason := newOperation(conv, info, taken)
+			if reason != "" {
+				skips = append(skips, Skip{Method: method, Path: p, Reason: reason})
+				continue
 			}
 			ops = append(ops, op)
 		}
 	}
 	for i, inc := range include {
 		if !used[i] {
-			return nil, fmt.Errorf("gateway: include %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", inc)
+			return nil, skips, fmt.Errorf("gateway: include %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", inc)
+		}
+	}
+	for i, exc := range r.exclude {
+		if !excluded[i] {
+			return nil, skips, fmt.Errorf("gateway: exclude %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", exc)
+		}
+	}
+	for key := range r.names {
+		if !renamed[key] {
+			return nil, skips, fmt.Errorf("gateway: the name for %q names no operation (give an operationId, a tool name or METHOD /path)", key)
 		}
 	}
 	if len(ops) == 0 {
-		return nil, fmt.Errorf("gateway: the document has no operations")
+		if len(skips) > 0 {
+			return nil, skips, fmt.Errorf("gateway: the gateway can serve none of the document's operations (%s %s: %s)", skips[0].Method, skips[0].Path, skips[0].Reason)
+		}
+		return nil, skips, fmt.Errorf("gateway: the document has no operations")
 	}
-	return ops, nil
+	return ops, skips, nil
 }
 
-// selects reports whether the include entry inc selects the operation.
-func selects(inc, method, p string, o *openapi3.Operation) bool {
+// opInfo is an operation of the document as read: where it is and its
+// decoded JSON.
+type opInfo struct {
+	method, path string
+	item, o      map[string]any
+	id           string
+	tags         []string
+	name         string // the tool's name given by Options.Names; "" for the document's
+}
+
+// strings_ returns v's strings when it is a list.
+func strings_(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+// selectedBy reports whether the include entry inc selects the operation.
+func (info opInfo) selectedBy(inc string) bool {
 	inc = strings.TrimSpace(inc)
 	if inc == "" {
 		return false
 	}
 	if m, pat, ok := strings.Cut(inc, " "); ok && strings.HasPrefix(strings.TrimSpace(pat), "/") {
-		return strings.EqualFold(m, method) && matchPath(strings.TrimSpace(pat), p)
+		return strings.EqualFold(m, info.method) && matchPath(strings.TrimSpace(pat), info.path)
 	}
 	if strings.HasPrefix(inc, "/") {
-		return matchPath(inc, p)
+		return matchPath(inc, info.path)
 	}
-	if inc == o.OperationID || inc == toolName(o.OperationID, method, p) {
+	if inc == info.id || inc == toolName(info.id, info.method, info.path) {
 		return true
 	}
-	return slices.Contains(o.Tags, inc)
+	return slices.Contains(info.tags, inc)
 }
 
 func matchPath(pattern, p string) bool {
@@ -152,56 +246,118 @@ func matchPath(pattern, p string) bool {
 	return err == nil && ok
 }
 
-func newOperation(conv schemaConverter, method, p string, item *openapi3.PathItem, o *openapi3.Operation, taken map[string]bool) (*Operation, error) {
-	op := &Operation{Method: method, Path: p, ID: o.OperationID, Tags: slices.Clone(o.Tags)}
-	name := uniqueName(toolName(o.OperationID, method, p), taken)
-	taken[name] = true
+// resolve returns v, a map, with its local references followed.
+func (c schemaConverter) resolve(v any) (map[string]any, error) {
+	for range maxRefHops {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("not an object")
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m, nil
+		}
+		t, found := c.target(ref)
+		if !found {
+			if !strings.HasPrefix(ref, "#") {
+				return nil, fmt.Errorf("external reference %q was not read (see the warnings at start-up)", ref)
+			}
+			return nil, fmt.Errorf("reference %q points to nothing in the document", ref)
+		}
+		v = t
+	}
+	return nil, fmt.Errorf("more than %d references in a row", maxRefHops)
+}
+
+// newOperation builds the operation's tool, or says why it cannot.
+func newOperation(conv schemaConverter, info opInfo, taken map[string]bool) (*Operation, string) {
+	method, p, o := info.method, info.path, info.o
+	op := &Operation{Method: method, Path: p, ID: info.id, Tags: info.tags}
 
 	props := map[string]any{}
 	var required []string
 	args := map[string]bool{}
-	for _, pr := range mergeParams(item.Parameters, o.Parameters) {
-		if pr.In == openapi3.ParameterInCookie {
-			continue // not sent: cookies are the operator's, through headers
+	prs, reason := conv.mergeParams(info.item["parameters"], o["parameters"])
+	if reason != "" {
+		return nil, reason
+	}
+	// A path template's parameter the document does not declare is a
+	// required string.
+	declared := map[string]bool{}
+	for _, pr := range prs {
+		if str(pr, "in") == "path" {
+			declared[str(pr, "name")] = true
 		}
-		arg := pr.Name
+	}
+	for _, name := range templateNames(p) {
+		if !declared[name] {
+			prs = append(prs, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+			declared[name] = true
+		}
+	}
+	slices.SortStableFunc(prs, func(a, b map[string]any) int { return locationRank(str(a, "in")) - locationRank(str(b, "in")) })
+	for _, pr := range prs {
+		name, in := str(pr, "name"), str(pr, "in")
+		if in == "path" && !slices.Contains(templateNames(p), name) {
+			continue // not in the template: nothing to fill
+		}
+		arg := name
 		if args[arg] {
-			arg = pr.In + "_" + pr.Name
+			arg = in + "_" + name
 		}
 		args[arg] = true
 		schema := conv.convert(paramSchema(pr))
-		if pr.Description != "" {
+		if d := str(pr, "description"); d != "" {
 			if _, has := schema["description"]; !has {
-				schema["description"] = pr.Description
+				schema["description"] = d
 			}
 		}
 		props[arg] = schema
-		if pr.Required || pr.In == openapi3.ParameterInPath {
+		if req, _ := pr["required"].(bool); req || in == "path" {
 			required = append(required, arg)
 		}
-		explode := true
-		if pr.Explode != nil {
-			explode = *pr.Explode
+		style := str(pr, "style")
+		if style == "" {
+			style = map[string]string{"path": "simple", "header": "simple", "query": "form", "cookie": "form"}[in]
 		}
-		op.params = append(op.params, param{arg: arg, name: pr.Name, in: pr.In, explode: explode})
+		explode := style == "form"
+		if e, ok := pr["explode"].(bool); ok {
+			explode = e
+		}
+		op.params = append(op.params, param{arg: arg, name: name, in: in, style: style, explode: explode})
 	}
-	if rb := o.RequestBody; rb != nil && rb.Value != nil {
-		if mt, media := jsonMedia(rb.Value.Content); media != nil {
+	if rbRaw, ok := o["requestBody"]; ok {
+		rb, err := conv.resolve(rbRaw)
+		if err != nil {
+			return nil, "request body: " + err.Error()
+		}
+		content, _ := rb["content"].(map[string]any)
+		mt, media := bodyMedia(content)
+		rbRequired, _ := rb["required"].(bool)
+		switch {
+		case media != nil:
 			op.bodyArg = "body"
 			for i := 0; args[op.bodyArg]; i++ {
 				op.bodyArg = "requestBody" + strings.Repeat("_", i)
 			}
 			op.bodyType = mt
-			schema := conv.convert(media.Schema)
-			if rb.Value.Description != "" {
+			schema := conv.convert(media["schema"])
+			if d := str(rb, "description"); d != "" {
 				if _, has := schema["description"]; !has {
-					schema["description"] = rb.Value.Description
+					schema["description"] = d
 				}
 			}
 			props[op.bodyArg] = schema
-			if rb.Value.Required {
+			if rbRequired {
 				required = append(required, op.bodyArg)
 			}
+		case rbRequired:
+			types := make([]string, 0, len(content))
+			for k := range content {
+				types = append(types, k)
+			}
+			slices.Sort(types)
+			return nil, fmt.Sprintf("the request body is required and none of its media types (%s) is one the gateway sends (JSON, form, multipart or text)", strings.Join(types, ", "))
 		}
 	}
 	op.input = map[string]any{"type": "object", "properties": props, "additionalProperties": false}
@@ -210,13 +366,19 @@ func newOperation(conv schemaConverter, method, p string, item *openapi3.PathIte
 	}
 	input, err := json.Marshal(op.input)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: %s %s: input schema: %w", method, p, err)
+		return nil, "input schema: " + err.Error()
 	}
 
+	name := toolName(info.id, method, p)
+	if info.name != "" {
+		name = toolName(info.name, method, p)
+	}
+	name = uniqueName(name, taken)
+	taken[name] = true
 	tool := &mcp.Tool{
 		Name:        name,
-		Title:       strings.TrimSpace(o.Summary),
-		Description: description(method, p, o),
+		Title:       strings.TrimSpace(str(o, "summary")),
+		Description: description(method, p, str(o, "summary"), str(o, "description"), info.tags),
 		InputSchema: json.RawMessage(input),
 		Annotations: annotations(method),
 	}
@@ -224,41 +386,63 @@ func newOperation(conv schemaConverter, method, p string, item *openapi3.PathIte
 		b, err := json.Marshal(out)
 		if err == nil {
 			tool.OutputSchema = json.RawMessage(b)
-			op.output = true
+			op.output, op.outputs = true, out
 		}
 	}
 	op.Tool = tool
-	return op, nil
+	return op, ""
 }
 
-// mergeParams returns the operation's parameters with the path item's that
-// it does not override (same name and location), path parameters first,
-// then query, then the others, each in the document's order.
-func mergeParams(common, own openapi3.Parameters) []*openapi3.Parameter {
-	var out []*openapi3.Parameter
-	for _, r := range own {
-		if r != nil && r.Value != nil {
-			out = append(out, r.Value)
+// templateNames returns the names of a path template's parameters.
+func templateNames(p string) []string {
+	var names []string
+	for {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(p[i:], '}')
+		if j < 0 {
+			return names
+		}
+		names = append(names, p[i+1:i+j])
+		p = p[i+j+1:]
+	}
+}
+
+// mergeParams returns the operation's parameters (own) with the path
+// item's (common) that it does not override (same name and location), or
+// why they cannot be read.
+func (c schemaConverter) mergeParams(common, own any) ([]map[string]any, string) {
+	var out []map[string]any
+	for _, list := range []any{own, common} {
+		items, _ := list.([]any)
+		for _, raw := range items {
+			pr, err := c.resolve(raw)
+			if err != nil {
+				return nil, "parameter: " + err.Error()
+			}
+			name, in := str(pr, "name"), str(pr, "in")
+			if name == "" {
+				return nil, "a parameter has no name"
+			}
+			if !slices.Contains([]string{"path", "query", "header", "cookie"}, in) {
+				return nil, fmt.Sprintf("parameter %q is in %q: want path, query, header or cookie", name, in)
+			}
+			if slices.ContainsFunc(out, func(p map[string]any) bool { return str(p, "name") == name && str(p, "in") == in }) {
+				continue
+			}
+			out = append(out, pr)
 		}
 	}
-	for _, r := range common {
-		if r == nil || r.Value == nil {
-			continue
-		}
-		if !slices.ContainsFunc(out, func(p *openapi3.Parameter) bool { return p.Name == r.Value.Name && p.In == r.Value.In }) {
-			out = append(out, r.Value)
-		}
-	}
-	// Path parameters first: they keep their names when another shares it.
-	slices.SortStableFunc(out, func(a, b *openapi3.Parameter) int { return locationRank(a.In) - locationRank(b.In) })
-	return out
+	return out, ""
 }
 
 func locationRank(in string) int {
 	switch in {
-	case openapi3.ParameterInPath:
+	case "path":
 		return 0
-	case openapi3.ParameterInQuery:
+	case "query":
 		return 1
 	default:
 		return 2
@@ -266,30 +450,68 @@ func locationRank(in string) int {
 }
 
 // paramSchema returns a parameter's schema, or that of its JSON content.
-func paramSchema(p *openapi3.Parameter) *openapi3.SchemaRef {
-	if p.Schema != nil {
-		return p.Schema
+func paramSchema(p map[string]any) any {
+	if s, ok := p["schema"]; ok {
+		return s
 	}
-	if _, m := jsonMedia(p.Content); m != nil {
-		return m.Schema
+	content, _ := p["content"].(map[string]any)
+	if _, m := jsonMedia(content); m != nil {
+		return m["schema"]
 	}
 	return nil
 }
 
 // jsonMedia returns the JSON media type of content (application/json or
 // any +json type), or nil.
-func jsonMedia(content openapi3.Content) (string, *openapi3.MediaType) {
+func jsonMedia(content map[string]any) (string, map[string]any) {
 	keys := make([]string, 0, len(content))
 	for k := range content {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if isJSON(k) && content[k] != nil {
-			return k, content[k]
+		if m, ok := content[k].(map[string]any); ok && isJSON(k) {
+			return k, m
 		}
 	}
 	return "", nil
+}
+
+// bodyMedia returns the media type of a request body the gateway sends:
+// JSON (application/json first, then merge-patch, then any +json), a form,
+// multipart or text; "" and nil when there is none.
+func bodyMedia(content map[string]any) (string, map[string]any) {
+	keys := make([]string, 0, len(content))
+	for k := range content {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if r := mediaRank(a) - mediaRank(b); r != 0 {
+			return r
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range keys {
+		if m, ok := content[k].(map[string]any); ok && mediaRank(k) < len(mediaOrder) {
+			return k, m
+		}
+	}
+	return "", nil
+}
+
+// mediaOrder ranks the request bodies the gateway sends.
+var mediaOrder = []string{"application/json", "application/merge-patch+json", "+json", "application/x-www-form-urlencoded",
+	"multipart/form-data", "text/"}
+
+func mediaRank(mediaType string) int {
+	mt, _, _ := strings.Cut(strings.ToLower(mediaType), ";")
+	mt = strings.TrimSpace(mt)
+	for i, o := range mediaOrder {
+		if mt == o || strings.HasPrefix(o, "+") && strings.HasSuffix(mt, o) || strings.HasSuffix(o, "/") && strings.HasPrefix(mt, o) {
+			return i
+		}
+	}
+	return len(mediaOrder)
 }
 
 func isJSON(mediaType string) bool {
@@ -301,25 +523,27 @@ func isJSON(mediaType string) bool {
 // outputSchema returns the schema of the operation's first JSON 2xx
 // response (200, 201, ... then 2XX) when it is an object, else nil: MCP
 // output schemas are objects.
-func outputSchema(conv schemaConverter, o *openapi3.Operation) map[string]any {
-	if o.Responses == nil {
-		return nil
+func outputSchema(conv schemaConverter, o map[string]any) map[string]any {
+	responses, _ := o["responses"].(map[string]any)
+	codes := make([]string, 0, len(responses))
+	for k := range responses {
+		codes = append(codes, k)
 	}
-	codes := o.Responses.Keys()
 	slices.SortFunc(codes, func(a, b string) int { return strings.Compare(strings.ToUpper(a), strings.ToUpper(b)) })
 	for _, code := range codes {
 		if len(code) != 3 || code[0] != '2' {
 			continue
 		}
-		r := o.Responses.Value(code)
-		if r == nil || r.Value == nil {
+		r, err := conv.resolve(responses[code])
+		if err != nil {
 			continue
 		}
-		_, media := jsonMedia(r.Value.Content)
-		if media == nil || media.Schema == nil {
+		content, _ := r["content"].(map[string]any)
+		_, media := jsonMedia(content)
+		if media == nil || media["schema"] == nil {
 			continue
 		}
-		s := conv.convert(media.Schema)
+		s := conv.convert(media["schema"])
 		if typeOf(s) != "object" {
 			return nil
 		}
@@ -379,10 +603,11 @@ func uniqueName(name string, taken map[string]bool) string {
 }
 
 // description is the summary and the description of the operation with its
-// method and path, e.g. "List bookings. Filters by status. (GET /bookings)".
-func description(method, p string, o *openapi3.Operation) string {
+// method, path and tags, e.g. "List bookings. Filters by status. (GET
+// /bookings; tags: bookings)".
+func description(method, p, summary, desc string, tags []string) string {
 	var parts []string
-	for _, s := range []string{o.Summary, o.Description} {
+	for _, s := range []string{summary, desc} {
 		s = strings.TrimSpace(s)
 		if s != "" && !slices.Contains(parts, s) {
 			if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
@@ -392,7 +617,13 @@ func description(method, p string, o *openapi3.Operation) string {
 		}
 	}
 	call := "(" + method + " " + p + ")"
+	if len(tags) > 0 {
+		call = "(" + method + " " + p + "; tags: " + strings.Join(tags, ", ") + ")"
+	}
 	if len(parts) == 0 {
+		if len(tags) > 0 {
+			return "Calls the API: " + method + " " + p + " (tags: " + strings.Join(tags, ", ") + ")."
+		}
 		return "Calls the API: " + method + " " + p + "."
 	}
 	text := strings.Join(parts, " ")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
 )
 
@@ -19,7 +20,7 @@ var reserved = []string{"ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfi
 
 func shopTools(t *testing.T, include ...string) map[string]*gateway.Operation {
 	t.Helper()
-	ops, err := gateway.Operations(loadShop(t).T, include, reserved)
+	ops, err := gateway.Operations(loadShop(t), include, reserved)
 	require.NoError(t, err)
 	out := map[string]*gateway.Operation{}
 	for _, op := range ops {
@@ -64,7 +65,7 @@ func TestToolNamesAreCutTo128CharactersAndStayUnique(t *testing.T) {
 		         "/b":{"get":{"operationId":%q,"responses":{"200":{"description":"ok"}}}}}}`, long, long+"y")
 	d, err := gateway.Parse(context.Background(), []byte(doc))
 	require.NoError(t, err)
-	ops, err := gateway.Operations(d.T, nil, nil)
+	ops, err := gateway.Operations(d, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, ops, 2)
 	assert.Equal(t, strings.Repeat("x", 128), ops[0].Tool.Name)
@@ -73,9 +74,9 @@ func TestToolNamesAreCutTo128CharactersAndStayUnique(t *testing.T) {
 
 func TestDescriptionsHoldTheSummaryTheDescriptionTheMethodAndThePath(t *testing.T) {
 	tools := shopTools(t)
-	assert.Equal(t, "List orders. Returns every order, newest first. (GET /orders)", tools["list_orders_v2"].Tool.Description)
+	assert.Equal(t, "List orders. Returns every order, newest first. (GET /orders; tags: orders)", tools["list_orders_v2"].Tool.Description)
 	assert.Equal(t, "List orders", tools["list_orders_v2"].Tool.Title)
-	assert.Equal(t, "Calls the API: DELETE /orders/{id}.", tools["deleteOrder"].Tool.Description)
+	assert.Equal(t, "Calls the API: DELETE /orders/{id} (tags: admin).", tools["deleteOrder"].Tool.Description)
 	for name, op := range tools {
 		assert.GreaterOrEqual(t, len(op.Tool.Description), 10, name)
 		assert.Contains(t, op.Tool.Description, op.Method+" "+op.Path, name)
@@ -84,12 +85,12 @@ func TestDescriptionsHoldTheSummaryTheDescriptionTheMethodAndThePath(t *testing.
 
 func TestTheInputSchemaHasTheParametersAndTheBody(t *testing.T) {
 	tools := shopTools(t)
-	t.Run("query and header parameters are properties; cookies are not", func(t *testing.T) {
+	t.Run("query, header and cookie parameters are properties", func(t *testing.T) {
 		s := schemaOf(t, tools["list_orders_v2"].Tool.InputSchema)
 		assert.Equal(t, "object", s["type"])
 		assert.Equal(t, false, s["additionalProperties"])
 		props := s["properties"].(map[string]any)
-		assert.ElementsMatch(t, []string{"status", "tag", "ids", "limit", "X-Request-Id"}, keys(props))
+		assert.ElementsMatch(t, []string{"status", "tag", "ids", "limit", "X-Request-Id", "session"}, keys(props))
 		assert.Equal(t, map[string]any{"type": "string", "enum": []any{"open", "shipped", "cancelled"}}, props["status"])
 		assert.Equal(t, "Orders with any of these tags.", props["tag"].(map[string]any)["description"])
 		assert.Nil(t, s["required"])
@@ -178,16 +179,18 @@ func TestIncludeSelectsOperationsByIDTagOrPath(t *testing.T) {
 		})
 	}
 	t.Run("an entry that selects nothing is an error", func(t *testing.T) {
-		_, err := gateway.Operations(loadShop(t).T, []string{"getOrder", "getOrdre"}, nil)
+		_, err := gateway.Operations(loadShop(t), []string{"getOrder", "getOrdre"}, nil)
 		assert.ErrorContains(t, err, `"getOrdre" selects no operation`)
 	})
 }
 
-func TestParseRefusesWhatIsNotAnOpenAPI3Document(t *testing.T) {
+func TestParseRefusesWhatIsNotAnOpenAPIDocument(t *testing.T) {
 	for name, doc := range map[string]string{
 		"not JSON or YAML": "{{{",
-		"Swagger 2.0":      `{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}`,
-		"invalid":          `{"openapi":"3.1.0","info":{"title":"t"},"paths":{"/a":{"get":{"responses":{"200":{}}}}}}`,
+		"Swagger 1.2":      `{"swagger":"1.2","info":{"title":"t","version":"1"},"paths":{}}`,
+		"OpenAPI 4":        `{"openapi":"4.0.0","info":{"title":"t","version":"1"},"paths":{}}`,
+		"no paths":         `{"openapi":"3.1.0","info":{"title":"t","version":"1"}}`,
+		"a list":           `[1, 2]`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := gateway.Parse(context.Background(), []byte(doc))
@@ -231,5 +234,48 @@ func TestLoadFetchesADocumentByURL(t *testing.T) {
 	t.Run("a file that does not exist is an error", func(t *testing.T) {
 		_, err := gateway.Load(context.Background(), "testdata/missing.yaml", nil)
 		assert.Error(t, err)
+	})
+}
+
+func TestRouteMapsExcludeAndRenameOperations(t *testing.T) {
+	names := func(t *testing.T, opts *gateway.Options) []string {
+		t.Helper()
+		gw, err := gateway.New(loadShop(t), newGuard(t, ctxfit.Config{}), opts)
+		require.NoError(t, err)
+		defer gw.Close()
+		var out []string
+		for _, op := range gw.Operations() {
+			out = append(out, op.Tool.Name)
+		}
+		return out
+	}
+	base := &gateway.Options{BaseURL: "http://127.0.0.1:1"}
+	t.Run("exclude by tag, by method and path pattern, and by operationId", func(t *testing.T) {
+		o := *base
+		o.Exclude = []string{"admin", "DELETE /orders/*", "createOrder"}
+		got := names(t, &o)
+		assert.Subset(t, got, []string{"list_orders_v2", "getOrder", "replaceOrder"})
+		for _, name := range []string{"deleteOrder", "createOrder", "report_a_weird_name"} {
+			assert.NotContains(t, got, name)
+		}
+	})
+	t.Run("include then exclude", func(t *testing.T) {
+		o := *base
+		o.Include, o.Exclude = []string{"orders"}, []string{"GET /orders"}
+		assert.ElementsMatch(t, []string{"createOrder", "getOrder"}, names(t, &o))
+	})
+	t.Run("a name by operationId or by method and path", func(t *testing.T) {
+		o := *base
+		o.Include = []string{"orders", "DELETE /orders/{id}"}
+		o.Names = map[string]string{"getOrder": "order", "DELETE /orders/{id}": "cancel order"}
+		assert.ElementsMatch(t, []string{"list_orders_v2", "createOrder", "order", "cancel_order"}, names(t, &o))
+	})
+	t.Run("an exclude or a name that selects nothing is an error", func(t *testing.T) {
+		for _, o := range []gateway.Options{{Exclude: []string{"getOrdre"}}, {Names: map[string]string{"getOrdre": "x"}}} {
+			o.BaseURL = base.BaseURL
+			_, err := gateway.New(loadShop(t), newGuard(t, ctxfit.Config{}), &o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "getOrdre")
+		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"slices"
 	"strings"
@@ -20,8 +21,33 @@ const maxValue = 80
 
 var printer = message.NewPrinter(language.English)
 
-// compileInput compiles an operation's input schema for validation.
-func compileInput(name string, schema map[string]any) (*jsonschema.Schema, error) {
+// schemas are a tool's compiled schemas; nil: not checked.
+type schemas struct {
+	input, output *jsonschema.Schema
+}
+
+// compile compiles op's input schema (with formats asserted: a date-time,
+// a uuid or an email the API would refuse is the model's to correct) and
+// its output schema, logging the one that does not compile (it is then
+// not checked).
+func compile(op *Operation, logger *slog.Logger) schemas {
+	var s schemas
+	var err error
+	if s.input, err = compileSchema(op.Tool.Name, op.input, true); err != nil {
+		logger.Warn("gateway: the input schema does not compile; the tool's arguments are not validated",
+			"tool", op.Tool.Name, "err", err)
+	}
+	if op.outputs != nil {
+		if s.output, err = compileSchema(op.Tool.Name+":output", op.outputs, false); err != nil {
+			logger.Warn("gateway: the output schema does not compile; the answers are not checked against it",
+				"tool", op.Tool.Name, "err", err)
+		}
+	}
+	return s
+}
+
+// compileSchema compiles a schema for validation.
+func compileSchema(name string, schema map[string]any, formats bool) (*jsonschema.Schema, error) {
 	b, err := json.Marshal(schema)
 	if err != nil {
 		return nil, err
@@ -32,6 +58,9 @@ func compileInput(name string, schema map[string]any) (*jsonschema.Schema, error
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	if formats {
+		c.AssertFormat()
+	}
 	url := "urn:ctxfit:gateway:" + name
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
@@ -63,24 +92,66 @@ func validateArgs(sch *jsonschema.Schema, raw json.RawMessage) *Error {
 		e := argumentError("", string(raw), "arguments that match the input schema", err.Error(), "Check the arguments against the tool's input schema.")
 		return &e
 	}
-	leaf := deepest(ve)
+	leaf, branch := deepest(ve)
 	e := describe(leaf, inst)
+	if branch != "" {
+		keyword, n, _ := strings.Cut(branch, "/")
+		e.Message += fmt.Sprintf(" (the value matches none of the alternatives of %s; the nearest, which this names, is %s number %s from 0)", keyword, keyword, n)
+	}
 	return &e
 }
 
-// deepest returns the first violation with no causes: the most specific.
-func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+// deepest returns the most specific violation: at each level the cause
+// that reaches deepest into the arguments, and among those the one with
+// the fewest violations, so that of the branches of an anyOf or oneOf the
+// one the caller meant (that got furthest, with least wrong) is followed,
+// not the first. branch is that branch, "oneOf/1" say; "" when none was
+// chosen among several.
+func deepest(ve *jsonschema.ValidationError) (leaf *jsonschema.ValidationError, branch string) {
 	for len(ve.Causes) > 0 {
 		next := ve.Causes[0]
-		// Prefer a cause that is not about a whole branch of anyOf/oneOf.
-		for _, c := range ve.Causes {
-			if len(c.InstanceLocation) > len(next.InstanceLocation) {
-				next = c
+		nd, nn := reach(next)
+		for _, c := range ve.Causes[1:] {
+			if d, n := reach(c); d > nd || d == nd && n < nn {
+				next, nd, nn = c, d, n
+			}
+		}
+		switch ve.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			if len(ve.Causes) > 1 {
+				branch = branchOf(next.SchemaURL)
 			}
 		}
 		ve = next
 	}
-	return ve
+	return ve, branch
+}
+
+// reach returns how deep into the instance the violations under ve go, and
+// how many there are.
+func reach(ve *jsonschema.ValidationError) (depth, n int) {
+	if len(ve.Causes) == 0 {
+		return len(ve.InstanceLocation), 1
+	}
+	for _, c := range ve.Causes {
+		d, k := reach(c)
+		depth, n = max(depth, d), n+k
+	}
+	return depth, n
+}
+
+// branchOf returns the last "anyOf/N" or "oneOf/N" of a schema location.
+func branchOf(schemaURL string) string {
+	for _, kw := range []string{"/oneOf/", "/anyOf/"} {
+		if i := strings.LastIndex(schemaURL, kw); i >= 0 {
+			rest := schemaURL[i+len(kw):]
+			if j := strings.IndexByte(rest, '/'); j >= 0 {
+				rest = rest[:j]
+			}
+			return kw[1:] + rest
+		}
+	}
+	return ""
 }
 
 // describe turns one violation into an [Error]: the argument at fault (a

@@ -34,7 +34,7 @@ const gatewayUsage = `Usage: ctxfit gateway --openapi FILE_OR_URL [--base-url UR
                       [--header NAME:VALUE]... [--listen ADDR] [FLAGS]
 
 Serves the operations of the HTTP API that an OpenAPI 3.0 or 3.1 document
-describes as MCP tools, one per operation, with their arguments validated
+(or a Swagger 2.0 one, converted; JSON or YAML) describes as MCP tools, one per operation, with their arguments validated
 before the call and every result kept within the token budget by ctxfit
 (ctxfit_next, ctxfit_details, ctxfit_search and ctxfit_query lead to the
 rest). When the tool list is over --catalog-budget (by default the hard
@@ -58,6 +58,13 @@ scheme, host or port is not followed. A path argument that is empty or has
 a "." or ".." segment is refused, so that no call leaves the paths of the
 document.
 
+External references ($ref to another file or URL) are read when they are
+beside the document (files in its directory or below, URLs under its
+origin and directory) or under a prefix of --allow-ref. An operation the
+gateway cannot serve (a reference not read, a required request body of no
+media type it sends) is skipped with a warning that says why; /healthz
+counts them.
+
 --max-calls, --max-response-mib, --buffer-mib, --max-sessions and
 --idle-timeout bound what clients can make the gateway hold: calls beyond
 --max-calls wait within --timeout; an answer over --max-response-mib
@@ -77,6 +84,9 @@ type gatewayFlags struct {
 	openapi  string
 	baseURL  string
 	include  []string
+	allowRef []string
+	exclude  []string
+	names    map[string]string
 	headers  http.Header
 	timeout  time.Duration
 	cacheTTL time.Duration
@@ -94,7 +104,14 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	fs := newFlagSet("gateway", out)
 	pf := &proxyFlags{fs: fs}
 	f := &gatewayFlags{guard: pf, headers: http.Header{}}
-	fs.StringVar(&f.openapi, "openapi", "", "the OpenAPI 3.0 or 3.1 document: a file, or an http(s) URL fetched at start-up")
+	fs.StringVar(&f.openapi, "openapi", "", "the OpenAPI 3.0 or 3.1 (or Swagger 2.0) document: a file, or an http(s) URL fetched at start-up")
+	fs.Func("allow-ref", "a URL prefix or directory the document's external references may be read from, besides those beside it; repeatable", func(v string) error {
+		if v = strings.TrimSpace(v); v == "" {
+			return errors.New("want a URL prefix or a directory")
+		}
+		f.allowRef = append(f.allowRef, v)
+		return nil
+	})
 	fs.StringVar(&f.baseURL, "base-url", "", "the API's base URL (default: the document's first server, resolved against its URL)")
 	fs.Func("include", "operations to serve, comma-separated: operationIds, tags, path patterns (/items/*) or 'METHOD /path'; repeatable (default: all)", func(v string) error {
 		for _, s := range strings.Split(v, ",") {
@@ -102,6 +119,26 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 				f.include = append(f.include, s)
 			}
 		}
+		return nil
+	})
+	fs.Func("exclude", "operations not to serve, as --include names them; applied after --include; repeatable", func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				f.exclude = append(f.exclude, s)
+			}
+		}
+		return nil
+	})
+	fs.Func("name", "a tool's name, OPERATION=NAME (OPERATION: an operationId, a tool name or 'METHOD /path'); repeatable", func(v string) error {
+		key, name, ok := strings.Cut(v, "=")
+		key, name = strings.TrimSpace(key), strings.TrimSpace(name)
+		if !ok || key == "" || name == "" {
+			return errors.New("want OPERATION=NAME, e.g. getUser=user or 'GET /users/{id}=user'")
+		}
+		if f.names == nil {
+			f.names = map[string]string{}
+		}
+		f.names[key] = name
 		return nil
 	})
 	fs.Func("header", "a header sent with every API call, NAME:VALUE (VALUE env:VAR reads $VAR); repeatable", func(v string) error {
@@ -213,7 +250,7 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.guard.level()}))
-	doc, err := gateway.Load(ctx, f.openapi, nil)
+	doc, err := gateway.Load(ctx, f.openapi, &gateway.LoadOptions{AllowRefs: f.allowRef})
 	if err != nil {
 		return err
 	}
@@ -232,7 +269,7 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	defer closeGuard()
 	opts := &gateway.Options{
-		BaseURL: f.baseURL, Include: f.include, Header: f.headers, Timeout: f.timeout,
+		BaseURL: f.baseURL, Include: f.include, Exclude: f.exclude, Names: f.names, Header: f.headers, Timeout: f.timeout,
 		CacheTTL: f.cacheTTL, CacheEntries: f.entries, Logger: logger, Started: started,
 		Sink: f.guard.sink, MaxCalls: f.maxCalls, MaxSessions: f.maxSessions,
 		MaxResponseBytes: int64(f.maxResponseMiB) << 20, MaxBufferedBytes: int64(f.bufferMiB) << 20,
@@ -336,7 +373,9 @@ func healthReport(s gateway.Stats) map[string]any {
 		"discovery": map[string]any{"count": s.Discoveries, "lastMs": ms(s.DiscoveryLast), "maxMs": ms(s.DiscoveryMax), "meanMs": ms(s.DiscoveryMean)},
 		"validation": map[string]any{"successes": s.ValidationSuccesses, "failures": s.ValidationFailures,
 			"successRate": s.ValidationRate(), "retries": s.Retries},
-		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors, "peakBufferedBytes": s.PeakBufferedBytes},
+		"api": map[string]any{"calls": s.Calls, "errors": s.APIErrors, "peakBufferedBytes": s.PeakBufferedBytes,
+			"outputMismatches": s.OutputMismatches},
+		"document": map[string]any{"skippedOperations": s.SkippedOperations, "warnings": s.DocumentWarnings},
 		"shaping": map[string]any{"shaped": s.Shaped, "reductionMean": s.ReductionMean, "summarized": s.Summarized,
 			"summaryReductionMean": s.SummaryReductionMean, "summariesAtLeast70": s.SummariesAtLeast70},
 		"cache":    map[string]any{"hits": s.Cache.Hits + s.Cache.Shared, "misses": s.Cache.Misses, "hitRate": s.Cache.HitRate()},

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/examples/bookings"
+	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
@@ -96,6 +97,19 @@ func TestGatewayServesAnAPIFromItsOpenAPIURLOverStdio(t *testing.T) {
 	assert.Equal(t, "Bearer t0ken", lastAuth())
 	assert.NotContains(t, stderr.String(), "t0ken", "header values are never logged")
 	assert.Contains(t, stderr.String(), `"headers":["Authorization"]`)
+}
+
+func TestGatewayFlagsExcludeAndRenameOperations(t *testing.T) {
+	api, _ := exampleAPI(t)
+	cs, _ := gatewayInProcess(t, nil, "--openapi", api.URL+"/openapi.json", "--include", "bookings",
+		"--exclude", "getBooking", "--name", "listBookings=bookings")
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, []string{"bookings", "ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfit_query"}, names)
 }
 
 func TestGatewayServesStreamableHTTPWithAHealthReport(t *testing.T) {
@@ -251,3 +265,9 @@ func TestGatewayHonoursMCPTransportAndMCPPort(t *testing.T) {
 type stringer struct{ s *string }
 
 func (s *stringer) String() string { return *s.s }
+
+func TestTheHealthReportCountsWhatTheDocumentCouldNotServe(t *testing.T) {
+	r := healthReport(gateway.Stats{SkippedOperations: 2, DocumentWarnings: 1, OutputMismatches: 3})
+	assert.Equal(t, map[string]any{"skippedOperations": 2, "warnings": 1}, r["document"])
+	assert.Equal(t, int64(3), r["api"].(map[string]any)["outputMismatches"])
+}

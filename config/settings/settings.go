@@ -353,6 +353,11 @@ type Endpoint struct {
 	// SummaryFields are the projection paths of a summary; empty means
 	// automatic selection.
 	SummaryFields []string `json:"summaryFields,omitempty" yaml:"summaryFields,omitempty"`
+	// SummaryTopN cut arrays to their best elements before a summary
+	// projects or selects its fields (summary.TopN): for example the three
+	// highest-accuracy traits of each animal, each at least 50. Empty
+	// means none.
+	SummaryTopN []TopN `json:"summaryTopN,omitempty" yaml:"summaryTopN,omitempty" validate:"dive"`
 	// DetailsEndpoint is the drill-down template, e.g. "/api/v1/bookings/{id}";
 	// empty means the request path.
 	DetailsEndpoint string `json:"detailsEndpoint,omitempty" yaml:"detailsEndpoint,omitempty"`
@@ -365,6 +370,20 @@ type Endpoint struct {
 	// rendering and the answer is smaller than the response and within the
 	// hard cap; nil means none.
 	OutputFormat *OutputFormat `json:"outputFormat,omitempty" yaml:"outputFormat,omitempty"`
+}
+
+// TopN keeps the best elements of an array of a summarized response: the
+// N that score highest in the Score field, none below Min.
+type TopN struct {
+	// Path is the dotted path of the array ("animals.traits" applies to
+	// the traits of every animal).
+	Path string `json:"path" yaml:"path" validate:"required"`
+	// Score is the field of each element that holds its score.
+	Score string `json:"score" yaml:"score" validate:"required"`
+	// N is the largest number of elements kept; it must be > 0.
+	N int `json:"n" yaml:"n" validate:"gt=0"`
+	// Min is the lowest score kept; zero keeps every non-negative score.
+	Min float64 `json:"min,omitempty" yaml:"min,omitempty"`
 }
 
 // Formats of pages (Endpoint.Format, Request.Format).

@@ -22,7 +22,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
+import { createServer as createHTTPServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -365,5 +366,111 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
     }
     await marker();
     assert.equal(received('/items'), before);
+  });
+});
+
+// A mock of GitHub's REST API (api.github.com's document from
+// @octokit/openapi, pinned in package.json) answering from the document's
+// own examples: Prism takes about a minute to read GitHub's document, so
+// this small server stands in for it. A list of issues is the example
+// repeated with new numbers, large enough to be shaped.
+const githubDocument = join('node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
+
+function startServer(handler) {
+  return new Promise((resolve) => {
+    const srv = createHTTPServer(handler);
+    srv.listen(0, '127.0.0.1', () => resolve(srv));
+  });
+}
+
+describe('ctxfit gateway in front of a mock of GitHub\'s API, from its real document', () => {
+  let api, s, issues, issue;
+  before(async () => {
+    const doc = JSON.parse(readFileSync(githubDocument, 'utf8'));
+    const example = doc.components.examples['issue-items'].value[0];
+    issues = Array.from({ length: 120 }, (_, i) => ({ ...example, id: 1000 + i, number: i + 1, title: `Issue ${i + 1}` }));
+    issue = doc.components.examples.issue.value;
+    api = await startServer((req, res) => {
+      const body = req.url.startsWith('/repos/octo/hello/issues/1') ? issue
+        : req.url.startsWith('/repos/octo/hello/issues') ? issues : null;
+      res.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body ?? { message: 'Not Found' }));
+    });
+    // The issues tag (about 50 operations): the client compiles every output schema it lists, which takes it
+    // a minute and more for all of GitHub's; e2e/gateway_test.go lists them all with the Go client.
+    s = await connect(['--base-url', `http://127.0.0.1:${api.address().port}`, '--include', 'issues,orgs/list-attestations',
+      '--threshold', '1000', '--hard-cap', String(HARD_CAP)], githubDocument);
+  });
+  after(async () => {
+    await s?.client.close();
+    api?.close();
+  });
+
+  test('initialize and tools/list are answered: every operation is a tool whose schemas the client accepts', () => {
+    assert.ok(s.tools.length > 20, `${s.tools.length} tools`);
+    const names = s.tools.map((t) => t.name);
+    for (const name of ['issues_list-for-repo', 'issues_get', 'orgs_list-attestations']) assert.ok(names.includes(name), name);
+  });
+
+  test('a large list of issues is shaped within the hard cap and rebuilt byte for byte', async () => {
+    const first = await s.client.callTool({ name: 'issues_list-for-repo', arguments: { owner: 'octo', repo: 'hello', state: 'open', per_page: 100 } });
+    assert.ok(!first.isError, texts(first).join(' '));
+    assert.ok(first._meta?.['dev.ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
+    const whole = await rebuild(texts(first)[0], async (cursor, part) => {
+      const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
+      assert.ok(!res.isError, texts(res).join(' '));
+      assert.ok(res._meta?.['dev.ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
+      return texts(res)[0];
+    });
+    assert.equal(whole, JSON.stringify(issues));
+  });
+
+  test('an object answer reaches the client whether or not it keeps to its schema', async () => {
+    const res = await s.client.callTool({ name: 'issues_get', arguments: { owner: 'octo', repo: 'hello', issue_number: 1 } });
+    assert.ok(!res.isError, texts(res).join(' '));
+    assert.ok(res.structuredContent, 'structured content the advertised schema admits');
+  });
+});
+
+// Swagger 2.0: the sample Petstore (gateway/testdata), converted by the
+// gateway, behind a Prism mock of the same document.
+describe('ctxfit gateway in front of a Prism mock of a Swagger 2.0 document', () => {
+  const doc = join('..', '..', 'gateway', 'testdata', 'petstore-swagger2.json');
+  let prism, prismLog = '', s;
+  before(async () => {
+    const port = await freePort();
+    prism = spawn(join('node_modules', '.bin', 'prism'), ['mock', doc, '-h', '127.0.0.1', '-p', String(port)], {
+      env: { ...process.env, SCARF_ANALYTICS: 'false' },
+    });
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`prism did not start:\n${prismLog}`)), 60_000);
+      const read = (d) => {
+        prismLog += d;
+        if (prismLog.includes('Prism is listening')) { clearTimeout(timer); resolve(); }
+      };
+      prism.stdout.on('data', read);
+      prism.stderr.on('data', read);
+      prism.on('exit', (code) => { clearTimeout(timer); reject(new Error(`prism exited ${code}:\n${prismLog}`)); });
+    });
+    prism.removeAllListeners('exit');
+    s = await connect(['--base-url', `http://127.0.0.1:${port}`], doc); // Prism serves the paths without basePath
+  });
+  after(async () => {
+    await s?.client.close();
+    prism?.kill();
+  });
+
+  test('its operations are tools, and calls reach the API as the document says', async () => {
+    const names = s.tools.map((t) => t.name);
+    for (const op of ['addPet', 'findPetsByStatus', 'getPetById', 'updatePetWithForm']) assert.ok(names.includes(op), `${op} in ${names}`);
+    const pet = await s.client.callTool({ name: 'getPetById', arguments: { petId: 7 } });
+    assert.ok(!pet.isError, texts(pet).join(' '));
+    assert.equal(typeof pet.structuredContent.name, 'string');
+    const found = await s.client.callTool({ name: 'findPetsByStatus', arguments: { status: ['available', 'sold'] } });
+    assert.ok(!found.isError, texts(found).join(' '));
+    const added = await s.client.callTool({ name: 'addPet', arguments: { body: { name: 'rex', photoUrls: [] } } });
+    assert.ok(!added.isError, texts(added).join(' '));
+    const form = await s.client.callTool({ name: 'updatePetWithForm', arguments: { petId: 7, body: { name: 'rex' } } });
+    assert.ok(!form.isError || /answered 405/.test(texts(form).join(' ')), texts(form).join(' '));
   });
 });
