@@ -15,14 +15,6 @@ import (
 	"github.com/ctxfit/ctxfit/internal/testing/textgen"
 )
 
-// responseEnvelope is what one answer may cost beyond the text it carries
-// when a model reads a text in chunks: the result's JSON, the guidance
-// line with its cursor, the _meta (cursor, strategy, token figures, the
-// chunk's place) and, on the first answer, the link to the original. The
-// promise of docs/how-it-works.md: reading every chunk of a text costs at
-// most 1.3 times the original's tokens plus responseEnvelope per answer.
-const responseEnvelope = 600
-
 // chunkRead is what reading a shaped text result whole took.
 type chunkRead struct {
 	answers []json.RawMessage // every answer, the first one included
@@ -90,8 +82,8 @@ func readChunks(t *testing.T, s *mcpcore.Shaper, raw json.RawMessage, rerun mcpc
 // text result's chunks to issue 24's point 5, for every kind of text: each
 // answer within the hard cap as a client counts it, the chunks (text
 // blocks, as they are) rebuilding the text byte for byte, and reading
-// them all at most 1.3 times the original's tokens plus responseEnvelope
-// per answer.
+// them all at most 1.3 times the original's tokens plus
+// [textgen.ResponseEnvelope] per answer.
 func TestEveryTextIsReadBackWholeAtMostOnePointThreeTimesItsTokens(t *testing.T) {
 	// 0: just over the threshold. A few hundred KB for the texts that cost
 	// most escaped, whose chunks travelled escaped twice before.
@@ -129,9 +121,9 @@ func TestEveryTextIsReadBackWholeAtMostOnePointThreeTimesItsTokens(t *testing.T)
 				}
 				require.Equal(t, text, got.text, "the chunks rebuild the text byte for byte")
 				original := modelTokens(t, raw)
-				bound := original*13/10 + responseEnvelope*len(got.answers)
+				bound := original*13/10 + textgen.ResponseEnvelope*len(got.answers)
 				assert.LessOrEqual(t, got.tokens, bound, "%d answers read at most 1.3x the original's %d tokens plus %d a answer",
-					len(got.answers), original, responseEnvelope)
+					len(got.answers), original, textgen.ResponseEnvelope)
 				t.Logf("%d answers, %d tokens for %d (%.2fx)", len(got.answers), got.tokens, original, float64(got.tokens)/float64(original))
 			})
 		}

@@ -189,6 +189,27 @@ func ResultBody(result json.RawMessage) ([]byte, error) {
 	return []byte(b.Text), nil
 }
 
+// ReadBody returns the shaped body of a resources/read result: the text
+// of its first content, as a chunk envelope ([ChunkBody]) when it carries
+// a chunk of a text as it is.
+func ReadBody(result json.RawMessage) ([]byte, error) {
+	var r struct {
+		Contents []wireBlock `json:"contents"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("follow: a read result is not JSON: %w", err)
+	}
+	if len(r.Contents) == 0 {
+		return nil, fmt.Errorf("follow: a read result without contents: %.200s", result)
+	}
+	c := r.Contents[0]
+	if chunk, ok := c.Meta["dev.ctxfit/chunk"].(map[string]any); ok {
+		cur := cursorsOf(result)[0]
+		return ChunkBody(c.Text, chunk, cur.Next, cur.Part), nil
+	}
+	return []byte(c.Text), nil
+}
+
 func marshalUnescaped(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

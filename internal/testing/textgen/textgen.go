@@ -13,6 +13,16 @@ import (
 	"unicode/utf8"
 )
 
+// ResponseEnvelope is what one answer may cost beyond the text it carries
+// when a model reads a text in chunks through an MCP adapter: the
+// result's JSON, the guidance line with its cursor, the _meta (the cursor
+// again, the strategy, the token figures, the chunk's place) and, on the
+// first answer, the link to the whole original; about 470 tokens in the
+// tests. The promise (docs/how-it-works.md): reading every chunk of a text
+// costs at most 1.3 times the original's tokens plus ResponseEnvelope per
+// answer, whatever the text.
+const ResponseEnvelope = 600
+
 // Kinds are the kinds of text [Text] generates.
 var Kinds = []string{"escapes", "json lines", "chinese", "random utf-8", "code", "prose"}
 
