@@ -58,7 +58,7 @@ func followAcross(t *testing.T, tool string, args any, sessions ...*mcp.ClientSe
 		require.Less(t, n, 2000, "too many continuations")
 		require.False(t, res.IsError, "result is an error: %v", mcptest.Texts(t, res))
 		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		bodies = append(bodies, mcptest.Texts(t, res)[0])
+		bodies = append(bodies, mcptest.Body(t, res))
 		next := mcptest.NextCursor(res)
 		if next == "" {
 			return bodies
@@ -81,9 +81,9 @@ func rebuildAcross(t *testing.T, first *mcp.CallToolResult, sessions ...*mcp.Cli
 		n++
 		require.False(t, res.IsError, "result is an error: %v", mcptest.Texts(t, res))
 		assert.LessOrEqual(t, mcptest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		return []byte(mcptest.Texts(t, res)[0]), nil
+		return []byte(mcptest.Body(t, res)), nil
 	}
-	out, _, err := follow.Rebuild([]byte(mcptest.Texts(t, first)[0]), call)
+	out, _, err := follow.Rebuild([]byte(mcptest.Body(t, first)), call)
 	require.NoError(t, err)
 	return string(out), n
 }
