@@ -23,9 +23,11 @@ import (
 //
 // A result counts what a client counts of it: the exact tokens of its
 // JSON, images and audio by what the model family reads of them
-// ([MediaRule]). One at most the threshold passes through unchanged; one
-// over it (an isError result too) is shaped within the hard cap by that
-// count, nothing lost (package mcpfit describes what a model sees):
+// ([MediaRule]). One at most the threshold passes through unchanged, and
+// so does one within the hard cap that shaped would cost more than as it
+// came; one over it (an isError result too) is shaped within the hard cap
+// by that count, nothing lost (package mcpfit describes what a model
+// sees):
 //
 //   - the tool's _meta, and any other member ctxfit does not read, when
 //     too large, is held back behind a ctxfit://r/ link ([MetaHeldMeta])
@@ -36,7 +38,11 @@ import (
 //     twice it is held back and its text form is shaped instead;
 //   - otherwise the largest text blocks (or embedded text resources) are
 //     each shaped on their own, in their place, with a share of the
-//     budget, and the others stay, every block in its place;
+//     budget, and the others stay, every block in its place; a chunk of a
+//     text (or a part cut by size) is the text itself, its bytes as in the
+//     original, with where it lies in the block's _meta ([MetaChunk]), so
+//     that reading a text whole costs at most 1.3 times its tokens plus
+//     the answers' envelopes, whatever its escapes;
 //   - a content list that does not fit that way (thousands of blocks, or
 //     more large ones than can each have a page) is sent in JSON pages of
 //     its blocks, as they are;
