@@ -92,9 +92,9 @@ func TestEveryTextIsReadBackWholeAtMostOnePointThreeTimesItsTokens(t *testing.T)
 		case testing.Short():
 			return []int{0, 10_000}
 		case kind == "escapes" || kind == "json lines":
-			return []int{0, 20_000, 150_000}
+			return []int{0, 15_000, 100_000}
 		}
-		return []int{0, 20_000}
+		return []int{0, 15_000}
 	}
 	r := rand.New(rand.NewPCG(5, 24))
 	for _, kind := range textgen.Kinds {
