@@ -37,13 +37,14 @@ import (
 // Settings of the scripted agent: a small window, so that a few documents
 // fill it.
 const (
-	scriptedContextTokens = 5000
+	scriptedContextTokens = 4000
 	scriptedReplyTokens   = 500
 	scriptedHardCap       = 1500
 	// scriptedThreshold shapes each read_doc result (about 2,000 tokens)
-	// to about 840 (the whole result counted); the 20-message cap keeps
-	// five turns, and five such results overflow the 5,000-token window,
-	// so they are cleared (in 6,000 tokens they fit).
+	// to a chunk, the whole result counted; the 20-message cap keeps five
+	// turns, and five such results overflow the 4,000-token window, so
+	// they are cleared (in 5,000 tokens they fit since a chunk travels as
+	// text, not escaped in its envelope).
 	scriptedThreshold = 800
 )
 

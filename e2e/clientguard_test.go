@@ -25,6 +25,7 @@ import (
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/mcpgoclientfit"
 	"github.com/ctxfit/ctxfit/store"
 )
@@ -179,7 +180,7 @@ func TestTheClientGuardKeepsBothPromisesWithRealServers(t *testing.T) {
 			return want, got
 		}
 		require.Equal(t, wantStrategy, got.Meta[mcpcore.MetaStrategy])
-		first := got.Content[0].(*mcp.TextContent).Text
+		first := mcpfittest.Body(t, got)
 		rebuilt, _, err := follow.Rebuild([]byte(first), func(cursor string, part int64) ([]byte, error) {
 			in := map[string]any{"cursor": cursor}
 			if part != 0 {
@@ -204,7 +205,7 @@ func TestTheClientGuardKeepsBothPromisesWithRealServers(t *testing.T) {
 			assert.LessOrEqual(t, n, hardCap, "continuation %d is within the hard cap", responses)
 			sent += n
 			responses++
-			return []byte(res.Content[0].(*mcp.TextContent).Text), nil
+			return []byte(mcpfittest.Body(t, res)), nil
 		})
 		require.NoError(t, err)
 		sameBytes(t, wholeOf(t, want), string(rebuilt), "the result rebuilds byte for byte")

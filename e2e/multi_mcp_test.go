@@ -58,7 +58,7 @@ func followAcross(t *testing.T, tool string, args any, sessions ...*mcp.ClientSe
 		require.Less(t, n, 2000, "too many continuations")
 		require.False(t, res.IsError, "result is an error: %v", mcpfittest.Texts(t, res))
 		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		bodies = append(bodies, mcpfittest.Texts(t, res)[0])
+		bodies = append(bodies, mcpfittest.Body(t, res))
 		next := mcpfittest.NextCursor(res)
 		if next == "" {
 			return bodies
@@ -81,9 +81,9 @@ func rebuildAcross(t *testing.T, first *mcp.CallToolResult, sessions ...*mcp.Cli
 		n++
 		require.False(t, res.IsError, "result is an error: %v", mcpfittest.Texts(t, res))
 		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), ctxfit.DefaultHardCap, "a result exceeds the hard cap")
-		return []byte(mcpfittest.Texts(t, res)[0]), nil
+		return []byte(mcpfittest.Body(t, res)), nil
 	}
-	out, _, err := follow.Rebuild([]byte(mcpfittest.Texts(t, first)[0]), call)
+	out, _, err := follow.Rebuild([]byte(mcpfittest.Body(t, first)), call)
 	require.NoError(t, err)
 	return string(out), n
 }

@@ -10,8 +10,9 @@
 //
 // A result under the [ctxfit.Guard]'s threshold comes back as the server
 // sent it. One over it comes back shaped, as mcpfit shapes it on the
-// server side: a text block with the shaped JSON body (a page of a list, a
-// summary of an object, a chunk of a text, each within the hard cap), a
+// server side: a text block with the shaped body (a JSON page of a list
+// or summary of an object, or a chunk of a text as it is, with where it
+// lies in _meta dev.ctxfit/chunk; each within the hard cap), a
 // text block with one line that says what the body holds and how to get
 // more, _meta with dev.ctxfit/nextCursor, dev.ctxfit/strategy, dev.ctxfit/tokens,
 // dev.ctxfit/originalTokens and dev.ctxfit/hardCap; blobs, and media over the hard

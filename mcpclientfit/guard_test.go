@@ -290,7 +290,9 @@ func TestAResourceReadIsShapedAndItsHeldBackBlobReadLocally(t *testing.T) {
 		assert.Equal(t, "file:///app.log", got.Contents[0].URI)
 		assert.Equal(t, true, got.Contents[1].Meta["dev.ctxfit/guidance"])
 		assert.LessOrEqual(t, mcpfittest.Count(got.Contents[0].Text)+mcpfittest.Count(got.Contents[1].Text), 3000)
-		first := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: got.Contents[0].Text}}}
+		assert.True(t, strings.HasPrefix(shortLog, got.Contents[0].Text), "a chunk of the text, as it is")
+		assert.Contains(t, got.Contents[0].Meta, "dev.ctxfit/chunk", "its place in its _meta")
+		first := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: got.Contents[0].Text, Meta: got.Contents[0].Meta}}, Meta: got.Meta}
 		assert.Equal(t, shortLog, mcpfittest.Rebuild(t, cs, first, 3000))
 	})
 	t.Run("a blob is held back behind a ctxfit URI that reads it whole", func(t *testing.T) {

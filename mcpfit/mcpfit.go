@@ -21,9 +21,11 @@
 //     places (images between texts stay where they were; texts are never
 //     joined). The largest text blocks (or embedded text resources), as
 //     many as it takes, are each shaped in their place with a share of the
-//     budget: the block's text becomes the shaped JSON body (a page of a
-//     list, a summary of an object, or a chunk of a text), marked with
-//     _meta {"dev.ctxfit/shaped": "block"}, and a text block follows with
+//     budget: the block's text becomes the shaped body (a JSON page of a
+//     list or summary of an object; a chunk of a text is the text itself,
+//     its bytes as in the original, with where it lies in _meta
+//     "dev.ctxfit/chunk"), marked with _meta {"dev.ctxfit/shaped":
+//     "block"}, and a text block follows with
 //     one line that says what the body holds and how to get more, e.g.
 //     `Showing items 1-37 of 500 (3,912 tokens; budget 4,000). For the
 //     next page call ctxfit_next with {"cursor":"..."}.` (marked with

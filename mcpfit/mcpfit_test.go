@@ -236,12 +236,9 @@ func TestAMixedResultIsShapedBlockByBlockAndKeepsItsOtherBlocks(t *testing.T) {
 	require.NotNil(t, mcpfittest.Original(got))
 	assert.Equal(t, mcpfittest.Original(got), got.Content[len(got.Content)-1], "the link to the whole result closes it")
 	assert.Equal(t, want.Content[1], got.Content[len(got.Content)-2], "the image keeps its place after the text")
-	text := got.Content[0].(*mcp.TextContent).Text
-	var ch struct {
-		Content string `json:"content"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(text), &ch))
-	assert.True(t, strings.HasPrefix(shortLog, ch.Content), "the text block is chunked in its place")
+	text := got.Content[0].(*mcp.TextContent)
+	assert.True(t, strings.HasPrefix(shortLog, text.Text), "the text block is chunked in its place, its chunk as it is")
+	assert.Contains(t, text.Meta, mcpcore.MetaChunk, "the chunk's place in the block's _meta")
 }
 
 func TestADisabledToolPassesThrough(t *testing.T) {

@@ -119,7 +119,7 @@ func texts(res *mcp.CallToolResult) []string {
 // ctxfit_next, through the client, and returns the original.
 func rebuild(t *testing.T, ctx context.Context, c *client.Client, first *mcp.CallToolResult, hardCap int) string {
 	t.Helper()
-	out, _, err := follow.Rebuild([]byte(texts(first)[0]), func(cursor string, part int64) ([]byte, error) {
+	out, _, err := follow.Rebuild(body(t, first), func(cursor string, part int64) ([]byte, error) {
 		args := map[string]any{"cursor": cursor}
 		if part != 0 {
 			args["part"] = part
@@ -127,10 +127,22 @@ func rebuild(t *testing.T, ctx context.Context, c *client.Client, first *mcp.Cal
 		res := callTool(t, ctx, c, "ctxfit_next", args)
 		require.False(t, res.IsError, "%v", texts(res))
 		assert.LessOrEqual(t, exact.Count(strings.Join(texts(res), "\n")), hardCap)
-		return []byte(texts(res)[0]), nil
+		return body(t, res), nil
 	})
 	require.NoError(t, err)
 	return string(out)
+}
+
+// body returns the shaped body of a result: the text of its first block,
+// or the chunk envelope of a chunk of a text, which travels as text
+// ([follow.ResultBody]).
+func body(t *testing.T, res *mcp.CallToolResult) []byte {
+	t.Helper()
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	b, err := follow.ResultBody(raw)
+	require.NoError(t, err)
+	return b
 }
 
 func TestResultsAreShapedAndRebuildByteForByte(t *testing.T) {
@@ -187,9 +199,12 @@ func TestResourcesAreShapedAndHeldBackBlobsReadLocally(t *testing.T) {
 	got, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///app.log"}})
 	require.NoError(t, err)
 	require.Len(t, got.Contents, 2)
-	body := got.Contents[0].(mcp.TextResourceContents).Text
-	assert.Contains(t, body, `"nextCursor"`)
-	assert.Equal(t, testLog, rebuild(t, ctx, c, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(body)}}, 3000))
+	chunk := got.Contents[0].(mcp.TextResourceContents)
+	assert.True(t, strings.HasPrefix(testLog, chunk.Text), "a chunk of the text, as it is")
+	assert.Contains(t, chunk.Meta, "dev.ctxfit/chunk", "its place in its _meta")
+	first := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: "text", Text: chunk.Text, Meta: &mcp.Meta{AdditionalFields: chunk.Meta}}}}
+	first.Meta = got.Meta
+	assert.Equal(t, testLog, rebuild(t, ctx, c, first, 3000))
 
 	got, err = c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///data.bin"}})
 	require.NoError(t, err)

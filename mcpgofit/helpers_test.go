@@ -247,7 +247,7 @@ func followAll(t *testing.T, c *client.Client, tool string, args any, hardCap in
 		var b struct {
 			NextCursor string `json:"nextCursor"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(texts(t, res)[0]), &b))
+		require.NoError(t, json.Unmarshal([]byte(body(t, res)), &b))
 		assert.Equal(t, next, b.NextCursor, "the cursor in _meta is the one in the body")
 		res = call(t, c, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 	}
@@ -255,14 +255,26 @@ func followAll(t *testing.T, c *client.Client, tool string, args any, hardCap in
 	return nil
 }
 
-// bodies returns the shaped bodies (the first text block) of results.
+// bodies returns the shaped bodies of results ([body]).
 func bodies(t *testing.T, results []*mcp.CallToolResult) []string {
 	t.Helper()
 	out := make([]string, len(results))
 	for i, res := range results {
-		out[i] = texts(t, res)[0]
+		out[i] = body(t, res)
 	}
 	return out
+}
+
+// body returns the shaped body of a result: the text of its first block,
+// or the chunk envelope of a chunk of a text, which travels as text
+// ([follow.ResultBody]).
+func body(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	b, err := follow.ResultBody(raw)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // errorOf decodes the structured error of an isError result.
@@ -286,9 +298,9 @@ func rebuild(t *testing.T, c *client.Client, first *mcp.CallToolResult, hardCap 
 		res := call(t, c, mcpcore.DefaultNextTool, args)
 		require.False(t, res.IsError, "result is an error: %v", texts(t, res))
 		assert.LessOrEqual(t, tokensOf(t, res), hardCap, "a result exceeds the hard cap")
-		return []byte(texts(t, res)[0]), nil
+		return []byte(body(t, res)), nil
 	}
-	out, _, err := follow.Rebuild([]byte(texts(t, first)[0]), next)
+	out, _, err := follow.Rebuild([]byte(body(t, first)), next)
 	require.NoError(t, err)
 	return string(out)
 }

@@ -98,7 +98,7 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 					if res.IsError {
 						return nil, fmt.Errorf("%s", b)
 					}
-					return []byte(res.Content[0].(mcp.TextContent).Text), nil
+					return follow.ResultBody(b)
 				}
 				blocks, structured, err := follow.Blocks(gotJSON, next, func(uri string) ([]byte, error) { return readRanges(t, guarded, uri) })
 				require.NoError(t, err)

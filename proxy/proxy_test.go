@@ -316,12 +316,14 @@ func TestResourcesAndPromptsPassThroughAndLargeOnesAreShaped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "chunking", big.Meta[mcpcore.MetaStrategy])
 	var rebuilt strings.Builder
-	rebuilt.WriteString(chunkContent(t, big.Contents[0].Text))
+	assert.Contains(t, big.Contents[0].Meta, mcpcore.MetaChunk, "a chunk travels as text, its place in _meta")
+	rebuilt.WriteString(big.Contents[0].Text)
 	next, _ := big.Meta[mcpcore.MetaNextCursor].(string)
 	for next != "" {
 		res := call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": next})
 		require.False(t, res.IsError, "%v", res.Content)
-		rebuilt.WriteString(chunkContent(t, text(t, res)))
+		assert.Contains(t, res.Content[0].(*mcp.TextContent).Meta, mcpcore.MetaChunk, "a chunk travels as text, its place in _meta")
+		rebuilt.WriteString(text(t, res))
 		next, _ = res.Meta[mcpcore.MetaNextCursor].(string)
 	}
 	assert.Equal(t, bigText(), rebuilt.String())
@@ -335,17 +337,9 @@ func TestResourcesAndPromptsPassThroughAndLargeOnesAreShaped(t *testing.T) {
 	assert.Equal(t, mcp.Role("assistant"), p.Messages[1].Role)
 	assert.Equal(t, "Done.", p.Messages[len(p.Messages)-1].Content.(*mcp.TextContent).Text)
 	assert.Equal(t, "chunking", p.Meta[mcpcore.MetaStrategy])
-	first := chunkContent(t, p.Messages[1].Content.(*mcp.TextContent).Text)
-	assert.True(t, strings.HasPrefix(bigText(), first))
-}
-
-func chunkContent(t *testing.T, body string) string {
-	t.Helper()
-	var c struct {
-		Content string `json:"content"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &c), body)
-	return c.Content
+	first := p.Messages[1].Content.(*mcp.TextContent)
+	assert.True(t, strings.HasPrefix(bigText(), first.Text), "the message's first chunk, as it is")
+	assert.Contains(t, first.Meta, mcpcore.MetaChunk, "its place in its _meta")
 }
 
 func TestProgressLoggingSamplingRootsAndCompletionPassThrough(t *testing.T) {

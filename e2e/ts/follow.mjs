@@ -71,6 +71,24 @@ export function members(s) {
 
 const placeholder = /^\{"ctxfit:part":(\d+)/;
 
+// body returns the shaped body of a tool result (or of a resources/read
+// result, whose first content is read the same way): the text of its first
+// block, or, for a chunk of a text, which travels as text with its place in
+// the block's _meta dev.ctxfit/chunk and its cursors in the result's _meta,
+// the chunk envelope an HTTP response would hold, for rebuild.
+export function body(res) {
+  const first = (res.content ?? res.contents)[0];
+  const chunk = first._meta?.['dev.ctxfit/chunk'];
+  if (!chunk) return first.text;
+  const { chunkIndex, totalChunks, ...metadata } = chunk;
+  const env = { chunkIndex, totalChunks, nextCursor: res._meta?.['dev.ctxfit/nextCursor'] || null };
+  if (res._meta?.['dev.ctxfit/partCursor']) env.partCursor = res._meta['dev.ctxfit/partCursor'];
+  env.metadata = metadata;
+  // The content first, as the engine writes it; a JSON string's body as written.
+  const content = metadata.form === 'json-string' ? `"${first.text}"` : JSON.stringify(first.text);
+  return `{"content":${content},${JSON.stringify(env).slice(1)}`;
+}
+
 // rebuild returns the original text of the result whose first shaped body
 // is first; call(cursor, part) returns the shaped body of a continuation.
 export async function rebuild(first, call) {

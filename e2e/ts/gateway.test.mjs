@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { rebuild } from './follow.mjs';
+import { body, rebuild } from './follow.mjs';
 
 const env = (name) => {
   const v = process.env[name] ?? '';
@@ -111,11 +111,11 @@ describe('ctxfit gateway in front of examples/httpserver', () => {
     const first = await s.client.callTool({ name: 'listBookings', arguments: {} });
     assert.ok(!first.isError);
     assert.equal(first._meta?.['dev.ctxfit/strategy'], 'pagination');
-    const page = JSON.parse(await rebuild(texts(first)[0], async (cursor, part) => {
+    const page = JSON.parse(await rebuild(body(first), async (cursor, part) => {
       const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
       assert.ok(!res.isError, texts(res).join(' '));
       assert.ok(res._meta?.['dev.ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
-      return texts(res)[0];
+      return body(res);
     }));
     assert.equal(page.items.length, page.meta.pageSize);
     assert.equal(page.items[0].id, 'BK00001');
@@ -313,11 +313,11 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
     const first = await s.client.callTool({ name: 'listItems', arguments: { category: 'tools', limit: 500, 'X-Tenant': 'acme' } });
     assert.ok(!first.isError, texts(first).join(' '));
     assert.equal(first._meta?.['dev.ctxfit/strategy'], 'pagination');
-    const whole = await rebuild(texts(first)[0], async (cursor, part) => {
+    const whole = await rebuild(body(first), async (cursor, part) => {
       const res = await s.client.callTool({ name: NEXT, arguments: part ? { cursor, part } : { cursor } });
       assert.ok(!res.isError, texts(res).join(' '));
       assert.ok(res._meta?.['dev.ctxfit/tokens'] <= HARD_CAP, 'within the hard cap');
-      return texts(res)[0];
+      return body(res);
     });
     assert.deepEqual(JSON.parse(whole), bigList);
   });

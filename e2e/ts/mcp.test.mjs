@@ -13,7 +13,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { rebuild } from './follow.mjs';
+import { body, rebuild } from './follow.mjs';
 
 const env = (name, required = true) => {
   const v = process.env[name] ?? '';
@@ -77,11 +77,11 @@ const items = (results, key, fromStructured = false) =>
 // whole follows every cursor and part of a shaped result with ctxfit_next
 // and returns the original text, character for character.
 async function whole(client, first) {
-  return rebuild(texts(first)[0], async (cursor, part) => {
+  return rebuild(body(first), async (cursor, part) => {
     const args = part ? { cursor, part } : { cursor };
     const res = await client.callTool({ name: NEXT, arguments: args });
     assert.ok(!res.isError, texts(res).join(' '));
-    return texts(res)[0];
+    return body(res);
   });
 }
 
@@ -144,7 +144,7 @@ for (const target of targets) {
 
     test('read_log: the chunks are the log', async () => {
       const results = await follow(s.client, 'read_log', {});
-      const got = results.map((r) => JSON.parse(texts(r)[0]).content).join('');
+      const got = results.map((r) => { assert.ok(r.content[0]._meta?.['dev.ctxfit/chunk'], 'a chunk travels as text'); return r.content[0].text; }).join('');
       const want = texts(await reference.client.callTool({ name: 'read_log', arguments: {} }))[0];
       assert.equal(got, want);
     });

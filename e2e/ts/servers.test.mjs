@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { rebuild } from './follow.mjs';
+import { body, rebuild } from './follow.mjs';
 
 const need = (name) => {
   const v = process.env[name] ?? '';
@@ -70,11 +70,11 @@ const texts = (res) => res.content.filter((c) => c.type === 'text').map((c) => c
 // whole follows every cursor and part of a shaped result through the
 // proxy, recording each response, and returns the rebuilt original.
 async function whole(client, name, first) {
-  return rebuild(texts(first)[0], async (cursor, part) => {
+  return rebuild(body(first), async (cursor, part) => {
     const res = await client.callTool({ name: 'ctxfit_next', arguments: part ? { cursor, part } : { cursor } });
     assert.ok(!res.isError, texts(res).join(' '));
     record(name, 'continuation', res);
-    return texts(res)[0];
+    return body(res);
   });
 }
 

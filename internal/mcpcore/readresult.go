@@ -71,7 +71,9 @@ func ReadAsToolResult(raw json.RawMessage) (json.RawMessage, error) {
 // A shaped result keeps the form of a ReadResourceResult:
 //
 //   - a content whose text was shaped keeps its uri and mimeType, with the
-//     shaped JSON body as its text;
+//     shaped body as its text and _meta {"dev.ctxfit/shaped": "block"}: a
+//     chunk of the text as it is, with its place in _meta [MetaChunk], or
+//     a shaped JSON body (a page, a summary);
 //   - the guidance line follows it as a text content of the same uri, with
 //     _meta {"dev.ctxfit/guidance": true};
 //   - host-facing content ([HostFacing]: an MCP Apps page) is not shaped:
@@ -105,19 +107,20 @@ func (s *Shaper) ShapeRead(ctx context.Context, call Call, raw json.RawMessage) 
 	contents := make([]json.RawMessage, 0, len(blocks))
 	for _, b := range blocks {
 		var bl struct {
-			Type        string          `json:"type"`
-			Text        string          `json:"text"`
-			URI         string          `json:"uri"`
-			MimeType    string          `json:"mimeType"`
-			Description string          `json:"description"`
-			Name        string          `json:"name"`
-			Resource    json.RawMessage `json:"resource"`
+			Type        string                     `json:"type"`
+			Text        string                     `json:"text"`
+			URI         string                     `json:"uri"`
+			MimeType    string                     `json:"mimeType"`
+			Description string                     `json:"description"`
+			Name        string                     `json:"name"`
+			Resource    json.RawMessage            `json:"resource"`
+			Meta        map[string]json.RawMessage `json:"_meta"`
 		}
 		_ = json.Unmarshal(b, &bl)
 		var c json.RawMessage
 		switch bl.Type {
 		case "resource":
-			c = bl.Resource
+			c = withShapedMeta(bl.Resource, bl.Meta)
 			var r struct {
 				URI string `json:"uri"`
 			}
@@ -141,6 +144,31 @@ func (s *Shaper) ShapeRead(ctx context.Context, call Call, raw json.RawMessage) 
 	w.set("contents", cs)
 	w.set("_meta", sw.get("_meta"))
 	return Shaped{Result: w.marshal(), Shaped: true, Results: shaped.Results}, nil
+}
+
+// withShapedMeta returns a resource's contents with the keys that mark a
+// shaped text ([MetaShaped], [MetaChunk]) of its block's _meta in its own.
+func withShapedMeta(resource json.RawMessage, meta map[string]json.RawMessage) json.RawMessage {
+	if meta[MetaShaped] == nil {
+		return resource
+	}
+	var r map[string]json.RawMessage
+	if json.Unmarshal(resource, &r) != nil || r == nil {
+		return resource
+	}
+	var own map[string]json.RawMessage
+	_ = json.Unmarshal(r["_meta"], &own)
+	if own == nil {
+		own = map[string]json.RawMessage{}
+	}
+	for _, k := range []string{MetaShaped, MetaChunk} {
+		if v, ok := meta[k]; ok {
+			own[k] = v
+		}
+	}
+	r["_meta"], _ = marshal(own)
+	out, _ := marshal(r)
+	return out
 }
 
 // readHostFacing reports whether a resources/read result is host-facing

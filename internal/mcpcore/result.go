@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
@@ -22,9 +23,11 @@ import (
 //
 // A result counts what a client counts of it: the exact tokens of its
 // JSON, images and audio by what the model family reads of them
-// ([MediaRule]). One at most the threshold passes through unchanged; one
-// over it (an isError result too) is shaped within the hard cap by that
-// count, nothing lost (package mcpfit describes what a model sees):
+// ([MediaRule]). One at most the threshold passes through unchanged, and
+// so does one within the hard cap that shaped would cost more than as it
+// came; one over it (an isError result too) is shaped within the hard cap
+// by that count, nothing lost (package mcpfit describes what a model
+// sees):
 //
 //   - the tool's _meta, and any other member ctxfit does not read, when
 //     too large, is held back behind a ctxfit://r/ link ([MetaHeldMeta])
@@ -35,7 +38,11 @@ import (
 //     twice it is held back and its text form is shaped instead;
 //   - otherwise the largest text blocks (or embedded text resources) are
 //     each shaped on their own, in their place, with a share of the
-//     budget, and the others stay, every block in its place;
+//     budget, and the others stay, every block in its place; a chunk of a
+//     text (or a part cut by size) is the text itself, its bytes as in the
+//     original, with where it lies in the block's _meta ([MetaChunk]), so
+//     that reading a text whole costs at most 1.3 times its tokens plus
+//     the answers' envelopes, whatever its escapes;
 //   - a content list that does not fit that way (thousands of blocks, or
 //     more large ones than can each have a page) is sent in JSON pages of
 //     its blocks, as they are;
@@ -207,8 +214,10 @@ func readBlock(raw json.RawMessage) block {
 }
 
 // setText returns the block with its text (or its embedded resource's
-// text) replaced by a shaped body, marked in its _meta ([MetaShaped]).
-func (b block) setText(text string) json.RawMessage {
+// text) replaced by a shaped body, marked in its _meta ([MetaShaped]);
+// with chunk, a chunk of the text itself, whose place goes in _meta
+// too ([MetaChunk]).
+func (b block) setText(text string, chunk map[string]any) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b.raw, &m) != nil || m == nil {
 		m = map[string]json.RawMessage{"type": json.RawMessage(`"text"`)}
@@ -231,6 +240,9 @@ func (b block) setText(text string) json.RawMessage {
 		meta = map[string]json.RawMessage{}
 	}
 	meta[MetaShaped] = json.RawMessage(`"block"`)
+	if chunk != nil {
+		meta[MetaChunk], _ = marshal(chunk)
+	}
 	m["_meta"], _ = marshal(meta)
 	out, _ := marshal(m)
 	return out
@@ -245,6 +257,71 @@ func (b block) setText(text string) json.RawMessage {
 // body rebuilds the text, content list or structured content byte for
 // byte.
 const MetaShaped = "dev.ctxfit/shaped"
+
+// MetaChunk is, in the _meta of a text block (or embedded text resource)
+// marked "block" by [MetaShaped], where the block's text lies when it is
+// one chunk of the original text (or one part of it cut by size): the
+// text is the chunk's bytes exactly as they are in the original, not
+// escaped again in a JSON envelope, and MetaChunk holds the envelope's
+// other fields (object): chunkIndex, totalChunks, and as far as they
+// apply startLine, endLine, totalLines (lines from 1, endLine inclusive),
+// bytesInChunk, offset (the chunk's first byte in the text); for a text
+// that is itself one JSON string (form "json-string"), its chunks are the
+// string's body as written, with lead (the opening quote and any white
+// space before it) on the first and tail on the last. The chunk's cursors
+// are in the result's _meta ([MetaNextCursor], or [MetaMoreCursors] for
+// the blocks after the first shaped one) and in the guidance line that
+// follows. The chunks' texts, in order (lead and tail around them), are
+// the original text byte for byte.
+const MetaChunk = "dev.ctxfit/chunk"
+
+// textChunk reads a shaped body that is a chunk (or a cut part) of a text:
+// its bytes as they are in the text, and the envelope's other fields for
+// [MetaChunk]. ok is false for any other body, and for a chunk a text
+// block cannot carry byte for byte (bytes that are not UTF-8) or that is
+// part of a JSON document (a string inside it, with its outline).
+func textChunk(res ctxfit.Result) (text string, chunk map[string]any, ok bool) {
+	if !res.Shaped || res.Strategy != telemetry.StrategyChunking && res.Strategy != telemetry.StrategyCut {
+		return "", nil, false
+	}
+	var e struct {
+		Outline     json.RawMessage            `json:"outline"`
+		Content     json.RawMessage            `json:"content"`
+		ChunkIndex  json.RawMessage            `json:"chunkIndex"`
+		TotalChunks json.RawMessage            `json:"totalChunks"`
+		Metadata    map[string]json.RawMessage `json:"metadata"`
+	}
+	if json.Unmarshal(res.Body, &e) != nil || e.Outline != nil || len(e.Content) < 2 || e.Content[0] != '"' {
+		return "", nil, false
+	}
+	if e.Metadata["encoding"] != nil || e.Metadata["path"] != nil || e.Metadata["part"] != nil {
+		return "", nil, false
+	}
+	if string(e.Metadata["form"]) == `"json-string"` {
+		text = string(e.Content[1 : len(e.Content)-1]) // the string's body as written
+	} else if json.Unmarshal(e.Content, &text) != nil {
+		return "", nil, false
+	}
+	if !utf8.ValidString(text) {
+		return "", nil, false
+	}
+	chunk = map[string]any{}
+	for k, v := range e.Metadata {
+		switch k {
+		case "estimatedTokens", "budgetUsed", "budgetRemaining":
+			// The envelope's count: the result's _meta counts what is sent.
+		default:
+			chunk[k] = v
+		}
+	}
+	if e.ChunkIndex != nil {
+		chunk["chunkIndex"] = e.ChunkIndex
+	}
+	if e.TotalChunks != nil {
+		chunk["totalChunks"] = e.TotalChunks
+	}
+	return text, chunk, true
+}
 
 // shapedBlock is the text block that holds a shaped body of what (see
 // [MetaShaped]).
@@ -362,13 +439,20 @@ func (s *Shaper) meta(tool json.RawMessage, results []ctxfit.Result, first *ctxf
 		m[MetaHardCap] = hardCap
 	}
 	if len(results) > 1 {
-		var more []map[string]any
+		more := make([]map[string]any, 0, len(results)-1)
+		cursors := false
 		for _, r := range results[1:] {
-			if r.Next != "" || r.PartCursor != "" {
-				more = append(more, map[string]any{"nextCursor": r.Next, "partCursor": r.PartCursor})
+			c := map[string]any{}
+			if r.Next != "" {
+				c["nextCursor"] = r.Next
 			}
+			if r.PartCursor != "" {
+				c["partCursor"] = r.PartCursor
+			}
+			cursors = cursors || len(c) > 0
+			more = append(more, c)
 		}
-		if more != nil {
+		if cursors {
 			m[MetaMoreCursors] = more
 		}
 	}
@@ -377,8 +461,9 @@ func (s *Shaper) meta(tool json.RawMessage, results []ctxfit.Result, first *ctxf
 }
 
 // MetaMoreCursors lists, when several text blocks of a result were shaped,
-// the cursors of the blocks after the first (array of objects with
-// nextCursor and partCursor).
+// the cursors of the shaped blocks after the first, one object per block
+// in their order (nextCursor and partCursor, each when the block has one;
+// {} for a block with none).
 const MetaMoreCursors = "dev.ctxfit/moreCursors"
 
 // link keeps a media block's bytes with the Guard and returns the

@@ -80,7 +80,13 @@ func (s *Shaper) ShapeResult(ctx context.Context, call Call, raw json.RawMessage
 	}
 	sh := &shaping{s: s, ctx: ctx, call: call, raw: raw, b: b, in: w, blocks: blocks}
 	sh.tokens = s.count(raw, blocks, -1)
-	return sh.run()
+	out, err := sh.run()
+	if sh.tokens <= b.HardCap-sdkSlack && (errors.Is(err, errNoRoom) || err == nil && out.Tokens >= sh.tokens) {
+		// Shaped, it would cost the model more than the result as it came
+		// (or it has no room shaped), which is within the hard cap: that.
+		return Shaped{Result: raw}, nil
+	}
+	return out, err
 }
 
 // readBlocks reads a content list; nil when it is not a list.
@@ -446,7 +452,11 @@ func (sh *shaping) inPlace() (Shaped, bool, error) {
 				continue
 			}
 			results = append(results, res)
-			list = append(list, bl.setText(string(res.Body)))
+			if text, chunk, ok := textChunk(res); ok {
+				list = append(list, bl.setText(text, chunk))
+			} else {
+				list = append(list, bl.setText(string(res.Body), nil))
+			}
 			list = append(list, s.guidance(res, true)...)
 		}
 		out, ok, err := sh.finish(blocks, list, results)
@@ -731,6 +741,10 @@ func (s *Shaper) continued(ctx context.Context, req ctxfit.Request, fetch ctxfit
 			return nil, err
 		}
 		content := []json.RawMessage{textBlock(string(res.Body))}
+		if text, chunk, ok := textChunk(res); ok && req.Block > 0 && req.Block < blockWhole {
+			// A chunk of a block's text: the text as it is.
+			content[0] = block{raw: textBlock("")}.setText(text, chunk)
+		}
 		content = append(content, s.guidance(res, false)...)
 		c, _ := marshal(content)
 		// The continuation tools have no output schema: the shaped body is

@@ -42,16 +42,13 @@ func reach(t *testing.T, s *mcpcore.Shaper, shaped json.RawMessage, hardCap int,
 		res := s.Next(ctx, "subject", args, rerun)
 		require.LessOrEqual(t, modelTokens(t, res), hardCap, "a continuation within the hard cap")
 		var r struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
 			IsError bool `json:"isError"`
 		}
 		require.NoError(t, json.Unmarshal(res, &r))
 		if r.IsError {
 			return nil, fmt.Errorf("%s", res)
 		}
-		return []byte(r.Content[0].Text), nil
+		return follow.ResultBody(res)
 	}
 	read := func(uri string) ([]byte, error) { return readWhole(t, s, uri, rerun) }
 	blocks, structured, err := follow.Blocks(shaped, call, read)

@@ -77,7 +77,7 @@ func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string
 				if res.IsError {
 					return nil, fmt.Errorf("%s", b)
 				}
-				return []byte(res.Content[0].(*mcp.TextContent).Text), nil
+				return follow.ResultBody(b)
 			}
 			read := func(uri string) ([]byte, error) { return ReadRanges(t, guarded, uri) }
 			blocks, structured, err := follow.Blocks(gotJSON, call, read)

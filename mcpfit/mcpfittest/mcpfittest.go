@@ -157,14 +157,43 @@ func NextCursor(res *mcp.CallToolResult) string {
 	return next
 }
 
-// Bodies returns the shaped bodies (the first text block) of results.
+// Bodies returns the shaped bodies of results ([Body]).
 func Bodies(t testing.TB, results []*mcp.CallToolResult) []string {
 	t.Helper()
 	out := make([]string, len(results))
 	for i, res := range results {
-		texts := Texts(t, res)
-		require.NotEmpty(t, texts, "result %d has no content", i)
-		out[i] = texts[0]
+		require.NotEmpty(t, Texts(t, res), "result %d has no content", i)
+		out[i] = Body(t, res)
+	}
+	return out
+}
+
+// Body returns the shaped body of a result: the text of its first block,
+// or, for a chunk of a text (which travels as text, its place in the
+// block's _meta dev.ctxfit/chunk), the chunk envelope an HTTP response
+// would hold ({"content": ..., "nextCursor": ..., "metadata": {...}};
+// [follow.ResultBody]).
+func Body(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	body, err := follow.ResultBody(raw)
+	require.NoError(t, err)
+	return string(body)
+}
+
+// ChunkTexts returns the texts of chunk results as they travel (the text
+// block of each, [mcpcore.MetaChunk] in its _meta), requiring that each is
+// one.
+func ChunkTexts(t testing.TB, results []*mcp.CallToolResult) []string {
+	t.Helper()
+	out := make([]string, len(results))
+	for i, res := range results {
+		require.NotEmpty(t, res.Content, "result %d has no content", i)
+		tc, ok := res.Content[0].(*mcp.TextContent)
+		require.True(t, ok, "result %d: content %T is not text", i, res.Content[0])
+		require.Contains(t, tc.Meta, mcpcore.MetaChunk, "result %d: a chunk travels as text, its place in _meta", i)
+		out[i] = tc.Text
 	}
 	return out
 }
@@ -221,8 +250,8 @@ func (s Session) Follow(tool string, args any, hardCap int) []string {
 	return Bodies(s.T, Follow(s.T, s.CS, tool, args, hardCap))
 }
 
-// Rebuild follows every cursor and part of a shaped result (its first text
-// block is the shaped body) with [mcpcore.DefaultNextTool] on cs, and
+// Rebuild follows every cursor and part of a shaped result (its first
+// block is the shaped body, see [Body]) with [mcpcore.DefaultNextTool] on cs, and
 // returns the original the tool returned, byte for byte. No result may be
 // an error or exceed hardCap by exact count.
 func Rebuild(t testing.TB, cs *mcp.ClientSession, first *mcp.CallToolResult, hardCap int) string {
@@ -235,9 +264,9 @@ func Rebuild(t testing.TB, cs *mcp.ClientSession, first *mcp.CallToolResult, har
 		res := Call(t, cs, mcpcore.DefaultNextTool, args)
 		require.False(t, res.IsError, "result is an error: %v", Texts(t, res))
 		assert.LessOrEqual(t, Tokens(t, res), hardCap, "a result exceeds the hard cap")
-		return []byte(Texts(t, res)[0]), nil
+		return []byte(Body(t, res)), nil
 	}
-	out, _, err := follow.Rebuild([]byte(Texts(t, first)[0]), call)
+	out, _, err := follow.Rebuild([]byte(Body(t, first)), call)
 	require.NoError(t, err)
 	return string(out)
 }

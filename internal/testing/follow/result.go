@@ -44,10 +44,19 @@ func Blocks(shaped json.RawMessage, call Caller, read Reader) ([]Block, json.Raw
 	}
 	var out []Block
 	var structured json.RawMessage
+	cursors := cursorsOf(shaped)
+	shapedN := 0
 	for _, raw := range r.Content {
 		var b wireBlock
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, nil, err
+		}
+		var cur blockCursors
+		if b.Meta["dev.ctxfit/shaped"] != nil {
+			if shapedN < len(cursors) {
+				cur = cursors[shapedN]
+			}
+			shapedN++
 		}
 		switch {
 		case b.Meta["dev.ctxfit/guidance"] == true, b.Meta["dev.ctxfit/original"] == true:
@@ -79,6 +88,9 @@ func Blocks(shaped json.RawMessage, call Caller, read Reader) ([]Block, json.Raw
 				_ = json.Unmarshal(b.Resource, &res)
 				body = res.Text
 			}
+			if chunk, ok := b.Meta["dev.ctxfit/chunk"].(map[string]any); ok {
+				body = string(ChunkBody(body, chunk, cur.Next, cur.Part))
+			}
 			text, _, err := Rebuild([]byte(body), call)
 			if err != nil {
 				return nil, nil, err
@@ -96,6 +108,116 @@ func Blocks(shaped json.RawMessage, call Caller, read Reader) ([]Block, json.Raw
 		}
 	}
 	return out, structured, nil
+}
+
+// blockCursors are the cursors of a shaped block of a tool result.
+type blockCursors struct{ Next, Part string }
+
+// cursorsOf returns the cursors of the shaped blocks of a tool result, in
+// order: the first's from its _meta, the others' from
+// dev.ctxfit/moreCursors.
+func cursorsOf(result json.RawMessage) []blockCursors {
+	var r struct {
+		Meta struct {
+			Next string `json:"dev.ctxfit/nextCursor"`
+			Part string `json:"dev.ctxfit/partCursor"`
+			More []struct {
+				Next string `json:"nextCursor"`
+				Part string `json:"partCursor"`
+			} `json:"dev.ctxfit/moreCursors"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(result, &r)
+	out := []blockCursors{{r.Meta.Next, r.Meta.Part}}
+	for _, m := range r.Meta.More {
+		out = append(out, blockCursors{m.Next, m.Part})
+	}
+	return out
+}
+
+// ChunkBody is the chunk envelope ({"content": ..., "nextCursor": ...,
+// "metadata": {...}}) of a text block that carries a chunk of a text as
+// it is, with its place in _meta dev.ctxfit/chunk and its cursors (next,
+// part) in the result's _meta, so that [Rebuild] follows it as it follows
+// an HTTP response's chunks.
+func ChunkBody(text string, chunk map[string]any, next, part string) []byte {
+	e := map[string]any{}
+	metadata := map[string]any{}
+	for k, v := range chunk {
+		switch k {
+		case "chunkIndex", "totalChunks":
+			e[k] = v
+		default:
+			metadata[k] = v
+		}
+	}
+	e["nextCursor"] = nil
+	if next != "" {
+		e["nextCursor"] = next
+	}
+	if part != "" {
+		e["partCursor"] = part
+	}
+	e["metadata"] = metadata
+	out, _ := marshalUnescaped(e)
+	content, _ := marshalUnescaped(text)
+	if metadata["form"] == "json-string" {
+		content = []byte(`"` + text + `"`) // the string's body as written
+	}
+	// "content" first, as the engine writes it.
+	return append(append(append([]byte(`{"content":`), content...), ','), out[1:]...)
+}
+
+// ResultBody returns the shaped body of a tool result (a continuation's):
+// the text of its first block, as a chunk envelope ([ChunkBody]) when the
+// block carries a chunk of a text as it is.
+func ResultBody(result json.RawMessage) ([]byte, error) {
+	var r struct {
+		Content []wireBlock `json:"content"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("follow: a tool result is not JSON: %w", err)
+	}
+	if len(r.Content) == 0 {
+		return nil, fmt.Errorf("follow: a tool result without content: %.200s", result)
+	}
+	b := r.Content[0]
+	if chunk, ok := b.Meta["dev.ctxfit/chunk"].(map[string]any); ok {
+		c := cursorsOf(result)[0]
+		return ChunkBody(b.Text, chunk, c.Next, c.Part), nil
+	}
+	return []byte(b.Text), nil
+}
+
+// ReadBody returns the shaped body of a resources/read result: the text
+// of its first content, as a chunk envelope ([ChunkBody]) when it carries
+// a chunk of a text as it is.
+func ReadBody(result json.RawMessage) ([]byte, error) {
+	var r struct {
+		Contents []wireBlock `json:"contents"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("follow: a read result is not JSON: %w", err)
+	}
+	if len(r.Contents) == 0 {
+		return nil, fmt.Errorf("follow: a read result without contents: %.200s", result)
+	}
+	c := r.Contents[0]
+	if chunk, ok := c.Meta["dev.ctxfit/chunk"].(map[string]any); ok {
+		cur := cursorsOf(result)[0]
+		return ChunkBody(c.Text, chunk, cur.Next, cur.Part), nil
+	}
+	return []byte(c.Text), nil
+}
+
+func marshalUnescaped(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // Same reports how a rebuilt block differs from the original block, ""
