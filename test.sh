@@ -73,14 +73,14 @@ section "go test -race (every package but e2e)"
 e2e=github.com/ctxfit/ctxfit/e2e
 pkgs=$(go list "$all" | grep -vx "$e2e")
 # shellcheck disable=SC2086 # one argument per package
-gotest -race -shuffle=on -count=1 $pkgs
+gotest -race -shuffle=on -count=1 -timeout 30m $pkgs
 
 section "go test of e2e (real listeners, real MCP subprocesses, the TypeScript client)"
-gotest -shuffle=on -count=1 "$e2e"
+gotest -shuffle=on -count=1 -timeout 30m "$e2e"
 
 section "go test on Go 1.27 (without -race and e2e; the go command fetches the go1.27.3 toolchain from the module proxy)"
 # shellcheck disable=SC2086
-GOTOOLCHAIN=go1.27.3 gotest -count=1 $pkgs
+GOTOOLCHAIN=go1.27.3 gotest -count=1 -timeout 30m $pkgs
 
 section "benchmarks of every package, once each (they check their own output; the figures come from the README's commands)"
 out=$(go test "$all" -run '^$' -bench . -benchtime=1x 2>&1) || { echo "$out"; exit 1; }
