@@ -76,6 +76,10 @@ const (
 //     them; blobs, and media over the hard cap, become resource_links to
 //     ctxfit://r/... . Tools whose [ctxfit.Endpoint] (Match = tool name) is
 //     Disabled pass through.
+//   - for resources/read (of a uri that is not ctxfit's), prompts/get and
+//     completion/complete, shapes the server's own result as the proxy
+//     does (endpoints "resources/read", "prompts/get",
+//     "completion/complete") and passes it through the egress gate;
 //   - for tools/list, returns copies of the guarded tools whose
 //     outputSchema is rewritten to also accept shaped results
 //     ([mcpcore.OutputSchema]); the server's own tools are not modified.
