@@ -19,6 +19,9 @@ func (g *Guard) Resource(ctx context.Context, req Request, data []byte, mime str
 	rl := e.rulesFor(req.Endpoint)
 	s := g.shaper(ctx, e, rl, &req, data)
 	defer s.cancel()
+	// Keeping counts and shapes nothing: the shaping time limit does not
+	// bound it (the gate keeps an original under it when shaping timed out).
+	s.ctx = ctx
 	return s.cursorFor(ref{kind: contResource, end: int64(len(data)), mime: mime})
 }
 

@@ -18,8 +18,9 @@
 // dev.ctxfit/originalTokens and dev.ctxfit/hardCap; blobs, and media over the hard
 // cap, become resource_links to ctxfit://r/... . A resources/read result
 // is shaped the same way and keeps the form of a ReadResourceResult (see
-// [Guard.Middleware]). Errors, input requests and calls of tools the
-// Guard's settings disable pass through untouched.
+// [Guard.Middleware]). A tool's own error (isError) is shaped the same
+// way and stays an error. Input requests and calls of tools the Guard's
+// settings disable pass through untouched.
 //
 // # The continuation tools, served locally
 //

@@ -74,9 +74,9 @@ const (
 //   - tools/call of ctxfit_next or ctxfit_details is answered by the Guard
 //     ([Guard.CallTool]) and never sent;
 //   - tools/call of another tool is sent, and its result shaped (see the
-//     package documentation) unless it is an error, asks for input, or
-//     names a tool whose [ctxfit.Endpoint] (Match = the tool name) is
-//     Disabled;
+//     package documentation; an error too, kept an error) unless it asks
+//     for input or names a tool whose [ctxfit.Endpoint] (Match = the tool
+//     name) is Disabled;
 //   - resources/read of a ctxfit://r/... URI is answered by the Guard: the
 //     bytes a shaped result held back, whole, to the subject they were
 //     held back for (a JSON-RPC error -32002 otherwise);
@@ -212,16 +212,13 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 		return res, nil
 	}
 	call := mcpcore.Call{Tool: name, Arguments: args, Subject: cg.core.Subject(ctx), Unrepeatable: cg.core.Unrepeatable(name)}
-	// Shaped (a tool's own error is not), then through the egress gate: a
-	// result shaping failed on is passed on as it came when it is within
-	// the hard cap, else cut losslessly; never over the cap.
+	// Shaped (a tool's own error too, kept an error), then through the
+	// egress gate: a result shaping failed on is passed on as it came when
+	// it is within the hard cap, else cut losslessly; never over the cap.
 	var shaped json.RawMessage
-	var serr error
-	if !ctr.IsError {
-		var sh mcpcore.Shaped
-		if sh, serr = cg.core.Shaper.ShapeResult(ctx, call, wire); serr == nil {
-			shaped = sh.Result
-		}
+	sh, serr := cg.core.Shaper.ShapeResult(ctx, call, wire)
+	if serr == nil {
+		shaped = sh.Result
 	}
 	gated, err := cg.core.Shaper.Gate(ctx, call, wire, shaped)
 	if err != nil {

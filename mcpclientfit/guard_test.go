@@ -14,7 +14,6 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/examples/bookingtools"
 	"github.com/ctxfit/ctxfit/examples/corpus"
-	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/store"
@@ -190,20 +189,11 @@ func TestSmallResultsAndDisabledToolsPassThroughUntouched(t *testing.T) {
 			assert.Equal(t, want, got)
 		})
 	}
-	t.Run("an error over the hard cap is cut by the gate, still an error, and the rest is readable", func(t *testing.T) {
+	t.Run("an error over the hard cap is shaped as any result, still an error, and rebuilt", func(t *testing.T) {
 		got := mcpfittest.Call(t, cs, "fails", map[string]any{})
 		assert.True(t, got.IsError)
-		assert.Equal(t, true, got.Meta[mcpcore.MetaGate])
-		texts := mcpfittest.Texts(t, got)
-		assert.LessOrEqual(t, mcpfittest.Count(strings.Join(texts, "\n")), 3000)
-		var link string
-		for _, c := range got.Content {
-			if l, ok := c.(*mcp.ResourceLink); ok {
-				link = l.URI
-			}
-		}
-		require.NotEmpty(t, link)
-		assert.Equal(t, shortLog, texts[0]+mcpfittest.ReadLink(t, cs, link, 3000), "nothing lost")
+		assert.LessOrEqual(t, mcpfittest.Tokens(t, got), 3000)
+		assert.Equal(t, shortLog, mcpfittest.Rebuild(t, cs, got, 3000), "nothing lost")
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -56,8 +57,11 @@ type Options struct {
 }
 
 const (
-	methodCallTool  = "tools/call"
-	methodListTools = "tools/list"
+	methodCallTool     = "tools/call"
+	methodListTools    = "tools/list"
+	methodReadResource = "resources/read"
+	methodGetPrompt    = "prompts/get"
+	methodComplete     = "completion/complete"
 )
 
 // Install guards every tool of s with g, registers the continuation and
@@ -72,6 +76,10 @@ const (
 //     them; blobs, and media over the hard cap, become resource_links to
 //     ctxfit://r/... . Tools whose [ctxfit.Endpoint] (Match = tool name) is
 //     Disabled pass through.
+//   - for resources/read (of a uri that is not ctxfit's), prompts/get and
+//     completion/complete, shapes the server's own result as the proxy
+//     does (endpoints "resources/read", "prompts/get",
+//     "completion/complete") and passes it through the egress gate;
 //   - for tools/list, returns copies of the guarded tools whose
 //     outputSchema is rewritten to also accept shaped results
 //     ([mcpcore.OutputSchema]); the server's own tools are not modified.
@@ -199,6 +207,8 @@ func (a *adapter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
 				return a.callTool(ctx, next, r)
 			}
+		case methodReadResource, methodGetPrompt, methodComplete:
+			return a.gateOther(ctx, next, method, req)
 		case methodListTools:
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
@@ -341,6 +351,87 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 	return &out, nil
 }
 
+// gateOther passes the server's own resources/read (of a uri that is not
+// ctxfit's), prompts/get and completion/complete results through shaping
+// and the egress gate, as the proxy does: never over the hard cap.
+func (a *adapter) gateOther(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	parent := &mcp.CallToolRequest{}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		parent.Session = ss
+	}
+	if ex := req.GetExtra(); ex != nil {
+		parent.Extra = ex
+	}
+	call := mcpcore.Call{Subject: a.subjectOf(ctx, parent)}
+	switch r := req.(type) {
+	case *mcp.ReadResourceRequest:
+		if r.Params == nil || strings.HasPrefix(r.Params.URI, mcpcore.ResourcePrefix) {
+			return res, nil // ctxfit's own links are answered within the cap
+		}
+		call.Tool, call.Arguments = mcpcore.ReadResourceTool, mcpcore.ReadArguments(r.Params.URI)
+	case *mcp.GetPromptRequest:
+		if r.Params == nil {
+			return res, nil
+		}
+		args, err := json.Marshal(r.Params.Arguments)
+		if err != nil {
+			return res, nil
+		}
+		if call.Arguments, err = mcpcore.PromptArguments(r.Params.Name, args); err != nil {
+			return res, nil
+		}
+		call.Tool = mcpcore.GetPromptTool
+	default:
+		call.Tool = mcpcore.CompleteTool
+	}
+	if !a.names.Guards(a.g.Config(), call.Tool) {
+		return res, nil
+	}
+	wire, err := jsonwire.MarshalUnescaped(res)
+	if err != nil {
+		return res, nil
+	}
+	var shaped json.RawMessage
+	var serr error
+	switch call.Tool {
+	case mcpcore.ReadResourceTool:
+		var sh mcpcore.Shaped
+		if sh, serr = a.shaper.ShapeRead(ctx, call, wire); serr == nil {
+			shaped = sh.Result
+		}
+	case mcpcore.GetPromptTool:
+		var sh mcpcore.Shaped
+		if sh, serr = a.shaper.ShapePrompt(ctx, call, wire); serr == nil {
+			shaped = sh.Result
+		}
+	}
+	gated, err := a.shaper.Gate(ctx, call, wire, shaped)
+	if err != nil {
+		e := mcpcore.ErrorOf(cmp.Or(serr, err))
+		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+	}
+	if bytes.Equal(gated, wire) {
+		return res, nil
+	}
+	var out mcp.Result
+	switch call.Tool {
+	case mcpcore.ReadResourceTool:
+		out = &mcp.ReadResourceResult{}
+	case mcpcore.GetPromptTool:
+		out = &mcp.GetPromptResult{}
+	default:
+		out = &mcp.CompleteResult{}
+	}
+	if err := json.Unmarshal(gated, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // toResult reads the wire JSON of a tool result ctxfit built.
 func toResult(wire json.RawMessage) *mcp.CallToolResult {
 	r, err := fromWire(wire)
@@ -383,6 +474,10 @@ func (a *adapter) rerun(parent *mcp.CallToolRequest, subject string) mcpcore.Rer
 		if inner == nil {
 			return nil, errors.New("mcpfit: the middleware is not installed")
 		}
+		switch tool {
+		case mcpcore.ReadResourceTool, mcpcore.GetPromptTool:
+			return a.rerunOther(ctx, inner, parent, tool, args)
+		}
 		call := mcpcore.Call{Tool: tool, Arguments: args, Subject: subject}
 		cacheable := a.hintsOf(ctx, parent.Session, tool).readOnly
 		wire, _, err := a.run(ctx, &call, cacheable, func(ctx context.Context) (mcp.Result, error) {
@@ -400,6 +495,46 @@ func (a *adapter) rerun(parent *mcp.CallToolRequest, subject string) mcpcore.Rer
 		}
 		return wire, err
 	}
+}
+
+// rerunOther reads a resource or gets a prompt again through the handler
+// the middleware wraps, in the tool-result form shaping gave it.
+func (a *adapter) rerunOther(ctx context.Context, inner mcp.MethodHandler, parent *mcp.CallToolRequest, tool string, args json.RawMessage) (json.RawMessage, error) {
+	var res mcp.Result
+	var err error
+	if tool == mcpcore.ReadResourceTool {
+		uri, uerr := mcpcore.ReadURI(args)
+		if uerr != nil {
+			return nil, uerr
+		}
+		res, err = inner(ctx, methodReadResource, &mcp.ReadResourceRequest{Session: parent.Session, Extra: parent.Extra,
+			Params: &mcp.ReadResourceParams{URI: uri}})
+	} else {
+		var p struct {
+			Name      string            `json:"name"`
+			Arguments map[string]string `json:"arguments"`
+		}
+		if err := json.Unmarshal(args, &p); err != nil {
+			return nil, err
+		}
+		res, err = inner(ctx, methodGetPrompt, &mcp.GetPromptRequest{Session: parent.Session, Extra: parent.Extra,
+			Params: &mcp.GetPromptParams{Name: p.Name, Arguments: p.Arguments}})
+	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return nil, &mcpcore.ToolError{Message: rpc.Message}
+	}
+	if err != nil {
+		return nil, err
+	}
+	wire, err := jsonwire.MarshalUnescaped(res)
+	if err != nil {
+		return nil, err
+	}
+	if tool == mcpcore.ReadResourceTool {
+		return mcpcore.ReadAsToolResult(wire)
+	}
+	return mcpcore.PromptAsToolResult(wire)
 }
 
 // own passes a result of one of ctxfit's tools through the egress gate.

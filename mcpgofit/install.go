@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -102,6 +103,8 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	a.rewriteRegistered()
 	s.Use(a.middleware)
 	server.WithToolFilter(a.filter)(s) // a ServerOption is a func(*MCPServer): it applies to a built server too
+	server.WithResourceHandlerMiddleware(a.readMiddleware)(s)
+	server.WithPromptHandlerMiddleware(a.promptMiddleware)(s)
 	// Read-only: a continuation reads a snapshot, or runs again only a tool
 	// that is read-only or idempotent (see mcpcore.Repeatable).
 	readOnly := mcp.ToolAnnotation{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
@@ -313,6 +316,117 @@ func (a *adapter) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	return a.own(ctx, req.Params.Name, subject, a.shaper.Query(ctx, subject, raw, a.rerun(subject))), nil
 }
 
+// readMiddleware passes the server's own resources/read results (of a
+// uri that is not ctxfit's) through shaping and the egress gate.
+func (a *adapter) readMiddleware(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		contents, err := next(ctx, req)
+		if err != nil || isInner(ctx) || strings.HasPrefix(req.Params.URI, mcpcore.ResourcePrefix) ||
+			!a.names.Guards(a.g.Config(), mcpcore.ReadResourceTool) {
+			return contents, err
+		}
+		wire, err := json.Marshal(mcp.ReadResourceResult{Contents: contents})
+		if err != nil {
+			return contents, nil
+		}
+		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(req.Params.URI),
+			Subject: a.subjectOf(ctx, mcp.CallToolRequest{})}
+		gated, err := a.gateOther(ctx, call, wire)
+		if err != nil {
+			return nil, err
+		}
+		if gated == nil {
+			return contents, nil
+		}
+		res, err := mcp.ParseReadResourceResult((*json.RawMessage)(&gated))
+		if err != nil {
+			return nil, err
+		}
+		return res.Contents, nil
+	}
+}
+
+// promptMiddleware passes the server's own prompts/get results through
+// shaping and the egress gate.
+func (a *adapter) promptMiddleware(next server.PromptHandlerFunc) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := next(ctx, req)
+		if err != nil || res == nil || isInner(ctx) || !a.names.Guards(a.g.Config(), mcpcore.GetPromptTool) {
+			return res, err
+		}
+		wire, err := json.Marshal(res)
+		if err != nil {
+			return res, nil
+		}
+		args, _ := json.Marshal(req.Params.Arguments)
+		pargs, err := mcpcore.PromptArguments(req.Params.Name, args)
+		if err != nil {
+			return res, nil
+		}
+		call := mcpcore.Call{Tool: mcpcore.GetPromptTool, Arguments: pargs, Subject: a.subjectOf(ctx, mcp.CallToolRequest{})}
+		gated, err := a.gateOther(ctx, call, wire)
+		if err != nil || gated == nil {
+			return res, err
+		}
+		return mcp.ParseGetPromptResult((*json.RawMessage)(&gated))
+	}
+}
+
+// gateOther shapes a resources/read or prompts/get result (wire) and
+// passes it through the egress gate; nil when it goes out as it came.
+func (a *adapter) gateOther(ctx context.Context, call mcpcore.Call, wire json.RawMessage) (json.RawMessage, error) {
+	var sh mcpcore.Shaped
+	var serr error
+	if call.Tool == mcpcore.ReadResourceTool {
+		sh, serr = a.shaper.ShapeRead(ctx, call, wire)
+	} else {
+		sh, serr = a.shaper.ShapePrompt(ctx, call, wire)
+	}
+	var shaped json.RawMessage
+	if serr == nil {
+		shaped = sh.Result
+	}
+	gated, err := a.shaper.Gate(ctx, call, wire, shaped)
+	if err != nil {
+		return nil, fmt.Errorf("%s", mcpcore.ErrorOf(cmp.Or(serr, err)).Text())
+	}
+	if bytes.Equal(gated, wire) {
+		return nil, nil
+	}
+	return gated, nil
+}
+
+// rerunOther reads a resource or gets a prompt again through the server,
+// unshaped, in the tool-result form shaping gave it.
+func (a *adapter) rerunOther(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	method, params := mcp.MethodPromptsGet, args
+	if tool == mcpcore.ReadResourceTool {
+		method = mcp.MethodResourcesRead
+	}
+	msg, err := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": fmt.Sprintf("ctxfit-%d", a.innerIDs.Add(1)),
+		"method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	var res any
+	switch resp := a.s.HandleMessage(context.WithValue(ctx, innerKey{}, true), msg).(type) {
+	case mcp.JSONRPCResponse:
+		res = resp.Result
+	case mcp.JSONRPCError:
+		return nil, &mcpcore.ToolError{Message: resp.Error.Message}
+	default:
+		return nil, fmt.Errorf("mcpgofit: unexpected response %T", resp)
+	}
+	wire, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	if tool == mcpcore.ReadResourceTool {
+		return mcpcore.ReadAsToolResult(wire)
+	}
+	return mcpcore.PromptAsToolResult(wire)
+}
+
 // own passes a result of one of ctxfit's tools through the egress gate.
 func (a *adapter) own(ctx context.Context, tool, subject string, wire json.RawMessage) *mcp.CallToolResult {
 	out, err := a.shaper.Gate(ctx, mcpcore.Call{Tool: tool, Subject: subject}, wire, nil)
@@ -352,6 +466,9 @@ func toResult(wire json.RawMessage) *mcp.CallToolResult {
 // through), with the response cache.
 func (a *adapter) rerun(subject string) mcpcore.Rerun {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if tool == mcpcore.ReadResourceTool || tool == mcpcore.GetPromptTool {
+			return a.rerunOther(ctx, tool, args)
+		}
 		call := mcpcore.Call{Tool: tool, Arguments: args, Subject: subject}
 		readOnly, _ := a.hintsOf(tool)
 		wire, _, err := a.run(ctx, &call, readOnly, a.invoke(tool, args))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -99,43 +100,53 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 		return raw, nil // not a message ctxfit can read; not ours to judge
 	}
 	c := s.exact()
-	switch call.Tool {
-	case CompleteTool:
+	if call.Tool == CompleteTool {
 		return s.gateCompletion(w, b.HardCap), nil
-	case ReadResourceTool:
-		contents := contentsOf(raw)
-		n := 0
-		for _, ct := range contents {
-			n += gateReadableTokens(c, ct, b.HardCap+1-n)
-		}
-		if n <= b.HardCap {
-			return raw, nil
-		}
-		tool, err := ReadAsToolResult(raw)
-		if err != nil {
-			return raw, nil
-		}
-		return s.gateCut(ctx, call, w, tool, b.HardCap)
-	case GetPromptTool:
-		var msgs []promptMessage
-		_ = json.Unmarshal(w.get("messages"), &msgs)
-		n := 0
-		for _, m := range msgs {
-			n += gateBlockTokens(c, m.Content, b.HardCap+1-n)
-		}
-		if n <= b.HardCap {
-			return raw, nil
-		}
-		tool, err := PromptAsToolResult(raw)
-		if err != nil {
-			return raw, nil
-		}
-		return s.gateCut(ctx, call, w, tool, b.HardCap)
 	}
-	if gateResultTokens(c, raw, b.HardCap+1) <= b.HardCap-sdkSlack {
+	if gateTokens(c, call.Tool, raw, b.HardCap) <= b.HardCap {
 		return raw, nil
 	}
-	return s.gateCut(ctx, call, w, raw, b.HardCap)
+	// A _meta too large to send is held back behind a link first: the
+	// rest may then fit as it is.
+	if w, err = s.gateHoldMeta(ctx, call, w, b.HardCap); err != nil {
+		return nil, err
+	}
+	if out := w.marshal(); gateTokens(c, call.Tool, out, b.HardCap) <= b.HardCap {
+		return out, nil
+	}
+	tool := raw
+	switch call.Tool {
+	case ReadResourceTool:
+		tool, err = ReadAsToolResult(raw)
+	case GetPromptTool:
+		tool, err = PromptAsToolResult(raw)
+	}
+	if err != nil {
+		return raw, nil
+	}
+	return s.gateCut(ctx, call, w, tool, b.HardCap)
+}
+
+// gateHoldMeta returns w with its _meta held back behind a ctxfit://r/
+// link (the _meta key [MetaHeldMeta]) when the _meta takes more than the
+// room shaping gives it (a tenth of the hard cap, at most 1,000 tokens);
+// else w itself.
+func (s *Shaper) gateHoldMeta(ctx context.Context, call Call, w *wire, hardCap int) (*wire, error) {
+	m := w.get("_meta")
+	room := min(hardCap/10, 1000)
+	if len(m) <= room || budget.CountUpTo(s.exact(), string(m), room+1) <= room {
+		return w, nil
+	}
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments,
+		Unrepeatable: call.Unrepeatable || isErr(w.get("isError")) || call.Tool == GetPromptTool, Block: blockMeta}
+	token, err := s.Guard.Resource(ctx, req, m, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	held, _ := marshal(map[string]any{MetaHeldMeta: ResourcePrefix + token, MetaGate: true})
+	out := &wire{members: slices.Clone(w.members)}
+	out.set("_meta", held)
+	return out, nil
 }
 
 // gateResultTokens counts a tool result as a client counts it, up to
@@ -311,7 +322,9 @@ func gateTokens(c budget.Counter, tool string, raw json.RawMessage, limit int) i
 	if err != nil {
 		return limit + 1
 	}
-	n := 0
+	// What a model may read of a read's or a prompt's message: its texts
+	// and its _meta.
+	n := budget.CountUpTo(c, string(w.get("_meta")), limit+1)
 	switch tool {
 	case ReadResourceTool:
 		for _, ct := range contentsOf(raw) {

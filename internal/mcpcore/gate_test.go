@@ -257,3 +257,73 @@ func TestACompletionOverTheCapKeepsTheValuesThatFitAndSaysThereAreMore(t *testin
 	require.NoError(t, err)
 	assert.LessOrEqual(t, c.Count(strings.Join(r.Completion.Values, "\n")), 1000)
 }
+
+// hugeMeta is a _meta of about size bytes.
+func hugeMeta(size int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"example/trace":[`)
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"span":%d,"name":"step %d","ok":true}`, i, i)
+	}
+	b.WriteString(`]}`)
+	return json.RawMessage(b.String())
+}
+
+func TestTheGateHoldsBackAHugeMetaWhenShapingFailed(t *testing.T) {
+	const hardCap = 2000
+	meta := hugeMeta(120 << 10) // 40,000 tokens: the 3 MB of the issue cost the same code more time
+	prompt, err := mcpcore.PromptArguments("p", nil)
+	require.NoError(t, err)
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		s := newShaper(t, ctxfit.Config{Threshold: 1000, HardCap: hardCap, Mode: mode})
+		c, err := budget.Exact("")
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			name    string
+			call    mcpcore.Call
+			message string // the wire JSON without its _meta
+		}{
+			{"a small tool result", mcpcore.Call{Tool: "t", Arguments: json.RawMessage(`{}`)},
+				`{"content":[{"type":"text","text":"a small result"}]`},
+			{"a small isError result", mcpcore.Call{Tool: "t", Arguments: json.RawMessage(`{}`)},
+				`{"content":[{"type":"text","text":"it failed"}],"isError":true`},
+			{"a small resources/read result", mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments("file:///a.txt")},
+				`{"contents":[{"uri":"file:///a.txt","mimeType":"text/plain","text":"a small file"}]`},
+			{"a small prompts/get result", mcpcore.Call{Tool: mcpcore.GetPromptTool, Arguments: prompt},
+				`{"messages":[{"role":"user","content":{"type":"text","text":"a small prompt"}}]`},
+		} {
+			t.Run(fmt.Sprintf("%s with a huge _meta in %s mode is within the cap, its _meta behind a link", tc.name, mode), func(t *testing.T) {
+				tc.call.Subject = "subject"
+				raw := json.RawMessage(tc.message + `,"_meta":` + string(meta) + `}`)
+				rerun := func(_ context.Context, tool string, _ json.RawMessage) (json.RawMessage, error) {
+					switch tool {
+					case mcpcore.ReadResourceTool:
+						return mcpcore.ReadAsToolResult(raw)
+					case mcpcore.GetPromptTool:
+						return mcpcore.PromptAsToolResult(raw)
+					}
+					return raw, nil
+				}
+				out, err := s.Gate(context.Background(), tc.call, raw, nil) // shaping failed
+				require.NoError(t, err)
+				assert.LessOrEqual(t, c.Count(string(out)), hardCap, "the whole message within the hard cap")
+				var w map[string]json.RawMessage
+				require.NoError(t, json.Unmarshal(out, &w))
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(w["_meta"], &m))
+				uri, _ := m[mcpcore.MetaHeldMeta].(string)
+				require.True(t, strings.HasPrefix(uri, mcpcore.ResourcePrefix), "the _meta is a link: %v", m)
+				held, err := readWhole(t, s, uri, rerun)
+				require.NoError(t, err)
+				assert.Equal(t, string(meta), string(held), "the _meta behind its link, byte for byte")
+				delete(w, "_meta")
+				var want map[string]json.RawMessage
+				require.NoError(t, json.Unmarshal(json.RawMessage(tc.message+`}`), &want))
+				assert.Equal(t, want, w, "the rest of the message as it was")
+			})
+		}
+	}
+}

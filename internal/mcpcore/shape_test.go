@@ -213,3 +213,29 @@ func TestGeneratedMultiBlockResultsKeepBothPromises(t *testing.T) {
 		})
 	}
 }
+
+// TestATimeOutAnswersValidResultsNeverAnError shapes generated results
+// under a shaping time limit too short for anything (a nanosecond): each
+// answer, after the gate, is a valid result within the hard cap, never an
+// error, and following it rebuilds the original.
+func TestATimeOutAnswersValidResultsNeverAnError(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 1))
+	n := 16
+	if testing.Short() {
+		n = 4
+	}
+	for i := range n {
+		raw := hostile.Generate(r, 40)
+		th := 500 + r.IntN(4000)
+		hc := th + r.IntN(8000)
+		mode := []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]
+		t.Run(fmt.Sprintf("result %d of %d bytes, threshold %d, hard cap %d, %s mode", i, len(raw), th, hc, mode), func(t *testing.T) {
+			s := newShaper(t, ctxfit.Config{Threshold: th, HardCap: hc, Mode: mode, ShapeTimeout: 1})
+			got := checkResult(t, s, raw, hc)
+			call := mcpcore.Call{Tool: "t", Arguments: json.RawMessage(`{}`), Subject: "subject"}
+			out, err := s.Gate(context.Background(), call, raw, got.Result)
+			require.NoError(t, err)
+			assert.Equal(t, string(got.Result), string(out), "the gate passes what shaping answered")
+		})
+	}
+}

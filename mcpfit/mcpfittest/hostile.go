@@ -22,9 +22,13 @@ const HostileHardCap = 2000
 
 // HostileServer is an MCP server (official SDK) whose read-only tools
 // return the hostile results ([hostile.Cases]), a tool each.
-func HostileServer() *mcp.Server {
+func HostileServer() *mcp.Server { return CasesServer(hostile.Cases()) }
+
+// CasesServer is an MCP server (official SDK) whose read-only tools
+// return cases, a tool each.
+func CasesServer(cases []hostile.Case) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
-	for _, c := range hostile.Cases() {
+	for _, c := range cases {
 		s.AddTool(&mcp.Tool{Name: c.Tool, InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var res mcp.CallToolResult
@@ -46,7 +50,13 @@ func HostileServer() *mcp.Server {
 // links, and the whole result behind the link to the original. Tools in
 // skip are left out, with the reason given.
 func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string]string) {
-	for _, c := range hostile.Cases() {
+	CheckCases(t, guarded, raw, hostile.Cases(), HostileHardCap, skip)
+}
+
+// CheckCases is [CheckHostile] for the tools of [CasesServer](cases),
+// under hardCap.
+func CheckCases(t *testing.T, guarded, raw *mcp.ClientSession, cases []hostile.Case, hardCap int, skip map[string]string) {
+	for _, c := range cases {
 		t.Run(c.Tool, func(t *testing.T) {
 			if why, ok := skip[c.Tool]; ok {
 				t.Skip(why)
@@ -58,7 +68,7 @@ func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string
 			require.NoError(t, err)
 			n, err := hostile.Tokens(gotJSON)
 			require.NoError(t, err)
-			assert.LessOrEqual(t, n, HostileHardCap, "the result within the hard cap as a client counts it")
+			assert.LessOrEqual(t, n, hardCap, "the result within the hard cap as a client counts it")
 			assert.Equal(t, want.IsError, got.IsError, "isError kept")
 			// The SDK adds to a result's _meta after ctxfit shaped it.
 			assert.InDelta(t, n, got.Meta[mcpcore.MetaTokens], sdkMetaTokens, "_meta tokens: the whole result")
@@ -73,7 +83,7 @@ func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string
 				require.NoError(t, err)
 				n, err := hostile.Tokens(b)
 				require.NoError(t, err)
-				assert.LessOrEqual(t, n, HostileHardCap, "a continuation within the hard cap as a client counts it")
+				assert.LessOrEqual(t, n, hardCap, "a continuation within the hard cap as a client counts it")
 				if res.IsError {
 					return nil, fmt.Errorf("%s", b)
 				}

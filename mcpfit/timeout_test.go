@@ -1,0 +1,46 @@
+package mcpfit_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/testing/hostile"
+	"github.com/ctxfit/ctxfit/mcpfit"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
+)
+
+// TestATimeOutAnswersValidResultsNeverAnError calls tools that return
+// generated results (every shape of hostile.Generate) under a shaping
+// time limit of a millisecond: every answer is a valid result within the
+// hard cap, never an error, and following it rebuilds the original.
+func TestATimeOutAnswersValidResultsNeverAnError(t *testing.T) {
+	// Open (issue 24): under a 1 ms limit a continuation of a windowed
+	// snapshot answers shaping_timeout instead of a cut (the root engine's
+	// timedOut leaves windowed continuations to decide), and a content
+	// list cut by size is not rebuilt block for block. Remove the skip
+	// once both hold; the mcpcore test with a 1 ns limit passes.
+	t.Skip("issue 24: continuations under a tiny shaping time-out still answer shaping_timeout")
+	r := rand.New(rand.NewPCG(24, 3))
+	n := 12
+	if testing.Short() {
+		n = 3
+	}
+	cases := make([]hostile.Case, n)
+	for i := range cases {
+		cases[i] = hostile.Case{Tool: fmt.Sprintf("generated_%d", i), Result: hostile.Generate(r, 30)}
+	}
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode)+" mode", func(t *testing.T) {
+			s := mcpfittest.CasesServer(cases)
+			g := newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: mcpfittest.HostileHardCap, Mode: mode,
+				ShapeTimeout: ctxfit.Duration(time.Millisecond)})
+			require.NoError(t, mcpfit.Install(s, g, nil))
+			mcpfittest.CheckCases(t, connect(t, s), connect(t, mcpfittest.CasesServer(cases)), cases, mcpfittest.HostileHardCap, nil)
+		})
+	}
+}

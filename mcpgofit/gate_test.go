@@ -1,0 +1,77 @@
+package mcpgofit_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
+	"github.com/ctxfit/ctxfit/mcpgofit"
+)
+
+// bigText is about 30,000 tokens of lines.
+func bigText() string {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "line %d: the guest booked a room with a view\n", i)
+	}
+	return b.String()
+}
+
+func TestTheServersOwnReadsAndPromptsPassTheGate(t *testing.T) {
+	const hardCap = 2000
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode)+" mode", func(t *testing.T) {
+			s := server.NewMCPServer("edges", "1", server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+			s.AddResource(mcp.NewResource("file:///big.txt", "big", mcp.WithMIMEType("text/plain")),
+				func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+					return []mcp.ResourceContents{mcp.TextResourceContents{URI: "file:///big.txt", MIMEType: "text/plain", Text: bigText()}}, nil
+				})
+			s.AddPrompt(mcp.NewPrompt("big_prompt"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(bigText())}}}, nil
+			})
+			require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hardCap, Mode: mode}), nil))
+			c := connect(t, s)
+			ctx := context.Background()
+			next := func(cursor string, part int64) ([]byte, error) {
+				res := call(t, c, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
+				require.False(t, res.IsError, "%v", texts(t, res))
+				assert.LessOrEqual(t, tokensOf(t, res), hardCap)
+				return []byte(texts(t, res)[0]), nil
+			}
+
+			r, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///big.txt"}})
+			require.NoError(t, err)
+			n := 0
+			for _, rc := range r.Contents {
+				n += mcpfittest.Count(rc.(mcp.TextResourceContents).Text)
+			}
+			assert.LessOrEqual(t, n, hardCap, "a read within the hard cap")
+			got, _, err := follow.Rebuild([]byte(r.Contents[0].(mcp.TextResourceContents).Text), next)
+			require.NoError(t, err)
+			assert.Equal(t, bigText(), string(got), "the read rebuilt, byte for byte")
+
+			p, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "big_prompt"}})
+			require.NoError(t, err)
+			n = 0
+			for _, m := range p.Messages {
+				if tc, ok := m.Content.(mcp.TextContent); ok {
+					n += mcpfittest.Count(tc.Text)
+				}
+			}
+			assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
+			got, _, err = follow.Rebuild([]byte(p.Messages[0].Content.(mcp.TextContent).Text), next)
+			require.NoError(t, err)
+			assert.Equal(t, bigText(), string(got), "the prompt rebuilt, byte for byte")
+		})
+	}
+}
