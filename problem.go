@@ -28,9 +28,13 @@ var (
 	// ErrPart: a part that names no held-back value, or a part without a
 	// cursor.
 	ErrPart = errors.New("ctxfit: invalid part")
-	// ErrShapeTimeout: answering a query, search, fields or lines request
-	// took longer than Config.ShapeTimeout (other responses fall back to a
-	// byte cut instead). Nothing was sent; retrying may succeed.
+	// ErrShapeTimeout: the answer to a query, search, fields or lines
+	// request could not be made within Config.ShapeTimeout (a jq query or
+	// a projection that ran past it). Shaping an answer once it is made
+	// never ends in it: past the limit, a cheap lossless part of the
+	// answer is sent instead (a byte cut, or a search page bounded by
+	// bytes), as for any other response. Nothing was sent; retrying may
+	// succeed.
 	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
 	// ErrBusy: the guard is shaping as many responses, or as many bytes,
 	// as Config.MaxConcurrentShaping and Config.MaxShapingBytes allow (or

@@ -50,6 +50,7 @@ func (s *shaper) query(expr string) (Result, error) {
 	}
 	// The results are a snapshot of their own: cursors point into them.
 	s.data, s.view, s.snap, s.id = out, "query="+expr, nil, ""
+	s.cutOf(0, len(out)) // past the time limit from here, a cut of the results
 	s.measure(out)
 	if s.rec.TokensBefore <= s.rl.budget.HardCap {
 		rec := withSizes(s.rec, out, s.rec.TokensBefore, telemetry.StrategyQuery, telemetry.OutcomeShaped)
