@@ -69,9 +69,11 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 		if resp, err = fetch(ctx); err != nil {
 			return Result{}, err // the handler's error, not recorded
 		}
+		req.status = resp.Status
 		res, err = g.first(ctx, e, rl, &req, resp)
 		res.Record.CacheHit = resp.CacheHit
 	}
+	res.Status = req.status
 	res.Record.RequestID = req.RequestID
 	res.Record.Endpoint = req.Endpoint
 	res.Record.Timestamp = start
@@ -472,6 +474,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
 	}
+	req.status = int(r.status)
 	if rr, ok := g.windowable(r, req); ok {
 		if res, err, ok := g.continueWindowed(&windowed{ctx: ctx, e: e, rl: rl, req: req, r: r, rr: rr}); ok {
 			return res, err

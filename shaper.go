@@ -199,6 +199,7 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	r.tokens, r.tokensEstimated = int64(s.rec.TokensBefore), s.rec.TokensBeforeEstimated
 	r.bytes = s.snapLen()
 	r.format = s.format
+	r.status = int64(s.req.status)
 	if !snap.stored || strings.HasPrefix(s.view, "query=") {
 		// A query's results carry their query in store mode too, so that
 		// a continuation that repeats it is told from a new one.
