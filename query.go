@@ -30,8 +30,13 @@ import (
 // array counted at 16 bytes an item), or a JSON text tojson or tostring
 // would write, over max(64 MiB, 4 times the data), or an integer over
 // 2^18 bits (about 78,900 digits, from *), is an error that says so (see
-// minQueryValue, maxQueryIntBits). A query that breaks a limit is a clear
-// error.
+// minQueryValue, maxQueryIntBits). No step writes out or walks a value
+// past that bound either: string interpolation, the formats (@json,
+// @text, @csv, @tsv, @html, @uri, @sh, @base64), comparisons of two
+// values that are not literals, sort, unique, min and max check the
+// JSON length of what they read first (a value that holds itself twice,
+// doubled forty times, is small in memory and a terabyte walked). A
+// query that breaks a limit is a clear error.
 
 // Limits of a query.
 const (
