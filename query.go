@@ -33,7 +33,7 @@ import (
 // minQueryValue, maxQueryIntBits). No step writes out or walks a value
 // past that bound either: string interpolation, the formats (@json,
 // @text, @csv, @tsv, @html, @uri, @sh, @base64), comparisons of two
-// values that are not literals, sort, unique, min and max check the
+// values that are not literals, sort, unique, min, max and explode check the
 // JSON length of what they read first (a value that holds itself twice,
 // doubled forty times, is small in memory and a terabyte walked). A
 // query that breaks a limit is a clear error.

@@ -190,6 +190,7 @@ func TestAQueryThatBuildsAValueTooLargeForOneStepIsAClearErrorAndGivesItsRoomBac
 		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | sort | length`, "more than its limit"},
 		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | unique | length`, "more than its limit"},
 		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | max | length`, "more than its limit"},
+		{`"x" * 5000000 | explode | length`, "more than its limit"},
 	} {
 		t.Run(tc.query+" fails at once and frees its slot", func(t *testing.T) {
 			// A time limit far past what the query takes within its bound:

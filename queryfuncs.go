@@ -108,6 +108,7 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, n int
 		gojq.WithFunction("_ctxfit_joined", 1, 1, x.joined),
 		gojq.WithFunction("_ctxfit_written", 0, 0, x.written),
 		gojq.WithFunction("_ctxfit_compared", 2, 2, x.compared),
+		gojq.WithFunction("_ctxfit_exploded", 0, 0, x.exploded),
 	}
 }
 
@@ -687,6 +688,8 @@ def _lt(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l < $r;
 def _le(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l <= $r;
 def _gt(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l > $r;
 def _ge(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l >= $r;
+def _ctxfit_explode0: explode;
+def explode: _ctxfit_exploded | _ctxfit_explode0;
 def _ctxfit_sort0: sort;
 def _ctxfit_unique0: unique;
 def _ctxfit_min0: min;
@@ -700,7 +703,7 @@ def max: _ctxfit_written | _ctxfit_max0;
 // opFuncNames are words in a query that call what jqOpDefs defines
 // without an operator the rewrite sees: the update-assignments
 // (+= and the like call _add by name), add, join, tojson, tostring.
-var opFuncNames = []string{"=", "add", "join", "tojson", "tostring", "sort", "unique", "min", "max"}
+var opFuncNames = []string{"=", "add", "join", "tojson", "tostring", "sort", "unique", "min", "max", "explode"}
 
 // rewriteOps turns every +, - and * of q into a call of jqOpDefs'
 // _add, _subtract or _multiply, with the same operands; gojq compiles
@@ -869,6 +872,18 @@ func (x *jqFuncs) compared(_ any, args []any) any {
 		}
 	}
 	return nil
+}
+
+// exploded is _ctxfit_exploded: its input, or an error when explode would
+// make an array of its codepoints over the query's bound (16 bytes an
+// item, as + counts arrays; a byte is at most one codepoint).
+func (x *jqFuncs) exploded(v any, _ []any) any {
+	if s, ok := v.(string); ok && 16*len(s) > x.limit {
+		if n := 16 * utf8.RuneCountInString(s); n > x.limit {
+			return x.tooLarge(n)
+		}
+	}
+	return v
 }
 
 // tooLarge is the error of a step that would build a value of at least n

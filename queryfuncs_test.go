@@ -188,7 +188,7 @@ func TestTheOperatorsAnswerAsGojqDoes(t *testing.T) {
 		`[%[1]s == %[2]s, %[1]s != %[2]s, %[1]s < %[2]s, %[1]s <= %[2]s, %[1]s > %[2]s, %[1]s >= %[2]s]`,
 		`[%[1]s, %[2]s] | [sort, unique, min, max]`, `"a\(%[1]s)b\(%[2]s)"`, `@json "v=\(%[1]s)"`,
 		`[%[1]s, %[2]s] | [@json, @text, @html, @uri, @base64, (try @csv catch "csv"), (try @tsv catch "tsv"), (try @sh catch "sh")]`,
-		`select(%[1]s == %[2]s) | path(.a)`}
+		`select(%[1]s == %[2]s) | path(.a)`, `%[1]s | try explode catch "not a string"`}
 	n := 0
 	for _, expr := range exprs {
 		for _, a := range values {
