@@ -1,6 +1,7 @@
 package ctxfit
 
 import (
+	"context"
 	"github.com/ctxfit/ctxfit/config/settings"
 
 	"cmp"
@@ -72,6 +73,10 @@ type Guard struct {
 	counter  budget.Counter                // from Options; nil means exact per Config.Encoding
 	lines    jsonLinesFiles                // the metrics and transformation log files of output formats
 	randKey  []byte                        // per-process key used when Config.Secret is empty
+	// shapeContext, when not nil, makes the context shaping runs in
+	// instead of context.WithTimeout: a test's seam, to end shaping at a
+	// chosen step rather than at a time.
+	shapeContext func(context.Context, time.Duration) (context.Context, context.CancelFunc)
 }
 
 // New returns a Guard configured by opts (copied; nil means the defaults).

@@ -42,11 +42,13 @@ type Fetch func(ctx context.Context) (Response, error)
 // No shaped response exceeds the hard cap by exact count. Bad input (a
 // malformed, tampered, expired or foreign cursor, a bad limit, part, line
 // range or field) is an error that [ProblemOf] maps to a 400; a snapshot
-// store that cannot be reached, or answering a query, search, fields or
-// lines request past Config.ShapeTimeout, to a 503. A panic while shaping,
-// or any other shaping past Config.ShapeTimeout, falls back to a
-// byte-bounded cut (a token is at least one byte: nothing is counted),
-// recorded as a fallback. Handle never returns the original response over the hard
+// store that cannot be reached, or a query or projection whose answer is
+// not made within Config.ShapeTimeout, to a 503. A panic while shaping, or
+// shaping past Config.ShapeTimeout, falls back to a cheap lossless part
+// that counts nothing (a token is at least one byte): the byte-bounded cut
+// of the response, or of the answer to a query, fields or lines request,
+// or a search page bounded by bytes, with a cursor to the rest, recorded
+// as a fallback. Handle never returns the original response over the hard
 // cap.
 func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Result, err error) {
 	start := g.now()
@@ -67,9 +69,11 @@ func (g *Guard) Handle(ctx context.Context, req Request, fetch Fetch) (res Resul
 		if resp, err = fetch(ctx); err != nil {
 			return Result{}, err // the handler's error, not recorded
 		}
+		req.status = resp.Status
 		res, err = g.first(ctx, e, rl, &req, resp)
 		res.Record.CacheHit = resp.CacheHit
 	}
+	res.Status = req.status
 	res.Record.RequestID = req.RequestID
 	res.Record.Endpoint = req.Endpoint
 	res.Record.Timestamp = start
@@ -268,7 +272,11 @@ func (s *shaper) first(kind bodyKind) (Result, error) {
 // shaper returns the shaping state of a request over data, under the time
 // limit of shaping.
 func (g *Guard) shaper(ctx context.Context, e *engine, rl *rules, req *Request, data []byte) *shaper {
-	sctx, cancel := context.WithTimeout(ctx, time.Duration(e.cfg.ShapeTimeout))
+	withTimeout := context.WithTimeout
+	if g.shapeContext != nil {
+		withTimeout = g.shapeContext
+	}
+	sctx, cancel := withTimeout(ctx, time.Duration(e.cfg.ShapeTimeout))
 	return &shaper{ctx: sctx, parent: ctx, cancel: cancel, g: g, e: e, rl: rl, req: req, data: data}
 }
 
@@ -315,19 +323,25 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 }
 
 // timedOut answers a response whose shaping ran past Config.ShapeTimeout
-// with the byte-bounded cut from its start: a still lossless answer that
-// counts nothing (a token is at least one byte), recorded as a fallback,
-// instead of an error that loses a readable answer. It does not when the
-// request itself is gone, when it asked for something explicit (a query,
-// a search, fields, lines: a cut of the whole is not their answer), or in
-// a windowed continuation (which decides itself).
+// with a still lossless part that counts nothing (a token is at least one
+// byte), recorded as a fallback, instead of an error that loses a readable
+// answer: the byte-bounded cut from the response's start; for an explicit
+// request (a query, a search, fields, lines) the cut of its answer, or a
+// search page bounded by bytes (shaper.lossless). It does not when the
+// request itself is gone, when an explicit request's answer was not made
+// in time (a query that ran past the limit has no answer to cut), or in a
+// windowed continuation (which decides itself).
 func (s *shaper) timedOut() (Result, bool) {
-	if s.parent == nil || s.parent.Err() != nil || s.src != nil || s.req.explicit() {
+	if s.parent == nil || s.parent.Err() != nil || s.src != nil || s.lossless == nil && s.req.explicit() {
 		return Result{}, false
 	}
 	s.ctx = s.parent // the cut keeps its snapshot under the request's own context
 	s.fallback = true
-	res, err := s.serveCut(ref{kind: contCut, end: int64(len(s.data))})
+	serve := s.lossless
+	if serve == nil {
+		serve = func() (Result, error) { return s.serveCut(ref{kind: contCut, end: int64(len(s.data))}) }
+	}
+	res, err := serve()
 	if err != nil {
 		return Result{}, false
 	}
@@ -365,6 +379,7 @@ func (s *shaper) lines() (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
 	}
+	s.cutOf(from, to)
 	r := ref{kind: contChunk, start: int64(from), end: int64(to), pos: int64(from), form: chunk.FormEscaped,
 		line: int64(start), lines: int64(chunk.TotalLines(text))}
 	res, err := s.serveText(r, layout{})
@@ -392,6 +407,7 @@ func (s *shaper) details() (Result, error) {
 		s.data, s.view, s.snap, s.id = out, "fields="+fields, nil, ""
 		s.measure(out)
 	}
+	s.cutOf(0, len(s.data))
 	tokens := budget.CountUpTo(s.e.counter, view(out), s.rl.budget.HardCap)
 	if tokens <= s.rl.budget.HardCap {
 		rec := withSizes(s.rec, out, tokens, telemetry.StrategyPassthrough, telemetry.OutcomePassthrough)
@@ -458,6 +474,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	if err != nil {
 		return Result{}, fmt.Errorf("ctxfit: %w", err)
 	}
+	req.status = int(r.status)
 	if rr, ok := g.windowable(r, req); ok {
 		if res, err, ok := g.continueWindowed(&windowed{ctx: ctx, e: e, rl: rl, req: req, r: r, rr: rr}); ok {
 			return res, err

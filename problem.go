@@ -28,9 +28,13 @@ var (
 	// ErrPart: a part that names no held-back value, or a part without a
 	// cursor.
 	ErrPart = errors.New("ctxfit: invalid part")
-	// ErrShapeTimeout: answering a query, search, fields or lines request
-	// took longer than Config.ShapeTimeout (other responses fall back to a
-	// byte cut instead). Nothing was sent; retrying may succeed.
+	// ErrShapeTimeout: the answer to a query, search, fields or lines
+	// request could not be made within Config.ShapeTimeout (a jq query or
+	// a projection that ran past it). Shaping an answer once it is made
+	// never ends in it: past the limit, a cheap lossless part of the
+	// answer is sent instead (a byte cut, or a search page bounded by
+	// bytes), as for any other response. Nothing was sent; retrying may
+	// succeed.
 	ErrShapeTimeout = errors.New("ctxfit: shaping the response took longer than its time limit; retry the request in a moment, or ask for less (a filter, a smaller limit)")
 	// ErrBusy: the guard is shaping as many responses, or as many bytes,
 	// as Config.MaxConcurrentShaping and Config.MaxShapingBytes allow (or
@@ -38,6 +42,15 @@ var (
 	// allows), and no room came within Config.AdmissionWait. Nothing was sent;
 	// retrying in a moment may succeed.
 	ErrBusy = errors.New("ctxfit: the server is shaping as many responses as it allows right now; retry the request in a moment")
+	// ErrResponseTooLarge: the handler's response (decoded, when it was
+	// compressed) is larger than the adapter may hold to shape it
+	// (Config.MaxBufferBytes); it was not sent, since it would be over
+	// the hard cap.
+	ErrResponseTooLarge = errors.New("ctxfit: the server's response is larger than it may hold to fit it to the budget; ask for less (a filter, a smaller page of the API's own), or the operator raises maxBufferBytes")
+	// ErrResponseEncoding: the handler's response has a Content-Encoding
+	// the adapter cannot decode to shape it (gzip and deflate it can), or
+	// a body that does not decode; it was not sent.
+	ErrResponseEncoding = errors.New("ctxfit: the server's response is compressed in a way ctxfit cannot read to fit it to the budget (it reads gzip and deflate); the operator makes the handler use one of them, or none")
 )
 
 // Problem describes an error for a client, in the shape of RFC 9457
@@ -45,8 +58,9 @@ var (
 // fault, what was expected, and a suggestion.
 type Problem struct {
 	// Status is the HTTP status: 400 for bad input, 503 when the store is
-	// unavailable, 500 for anything else (which the Guard never returns for
-	// bad input).
+	// unavailable or shaping is busy or out of time, 502 for a handler's
+	// response the adapter cannot hold or read to shape it, 500 for
+	// anything else (which the Guard never returns for bad input).
 	Status int `json:"status"`
 	// Code is a stable machine-readable code, e.g. "cursor_expired".
 	Code string `json:"code"`
@@ -112,6 +126,12 @@ func ProblemOf(err error, params Params) Problem {
 	case errors.Is(err, ErrBusy):
 		return Problem{Status: 503, Code: "shaping_busy", Title: "Too many responses being shaped",
 			Suggestion: "Retry the same request in a moment.", RetryAfter: 1}.with(err)
+	case errors.Is(err, ErrResponseTooLarge):
+		return Problem{Status: 502, Code: "response_too_large", Title: "Response too large to fit",
+			Suggestion: "Ask for less: add filters, or a smaller page of the API's own."}.with(err)
+	case errors.Is(err, ErrResponseEncoding):
+		return Problem{Status: 502, Code: "response_encoding", Title: "Response compressed in an unreadable way",
+			Suggestion: "Retry without asking for compression (no Accept-Encoding); if it keeps failing, the server's operator must fix it."}.with(err)
 	case errors.Is(err, ErrStoreUnavailable), errors.Is(err, store.ErrUnavailable):
 		return Problem{Status: 503, Code: "store_unavailable", Title: "Snapshot store unavailable",
 			Suggestion: "Retry the same request in a few seconds.", RetryAfter: 5}.with(err)

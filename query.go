@@ -30,8 +30,13 @@ import (
 // array counted at 16 bytes an item), or a JSON text tojson or tostring
 // would write, over max(64 MiB, 4 times the data), or an integer over
 // 2^18 bits (about 78,900 digits, from *), is an error that says so (see
-// minQueryValue, maxQueryIntBits). A query that breaks a limit is a clear
-// error.
+// minQueryValue, maxQueryIntBits). No step writes out or walks a value
+// past that bound either: string interpolation, the formats (@json,
+// @text, @csv, @tsv, @html, @uri, @sh, @base64), comparisons of two
+// values that are not literals, sort, unique, min, max and explode check the
+// JSON length of what they read first (a value that holds itself twice,
+// doubled forty times, is small in memory and a terabyte walked). A
+// query that breaks a limit is a clear error.
 
 // Limits of a query.
 const (
@@ -50,6 +55,7 @@ func (s *shaper) query(expr string) (Result, error) {
 	}
 	// The results are a snapshot of their own: cursors point into them.
 	s.data, s.view, s.snap, s.id = out, "query="+expr, nil, ""
+	s.cutOf(0, len(out)) // past the time limit from here, a cut of the results
 	s.measure(out)
 	if s.rec.TokensBefore <= s.rl.budget.HardCap {
 		rec := withSizes(s.rec, out, s.rec.TokensBefore, telemetry.StrategyQuery, telemetry.OutcomeShaped)

@@ -169,6 +169,28 @@ func TestAQueryThatBuildsAValueTooLargeForOneStepIsAClearErrorAndGivesItsRoomBac
 		{`[range(100) | "x" * 1000000] | join(",") | length`, "more than its limit"},
 		{`reduce range(40) as $i (0; [., .]) | tojson | length`, "more than its limit"},
 		{`reduce range(40) as $i (0; [., .])`, "results are over 16 MiB"},
+		// An array that holds itself twice, doubled forty times, is small
+		// in memory and a terabyte written out or walked: gojq wrote it
+		// out (interpolation, formats) or walked it (comparisons, sort) in
+		// one step, past the time limit and out of memory.
+		{`reduce range(40) as $i (["x"]; [., .]) | "\(.)" | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | "a \(.) b \(1)" | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @json | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @text | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @html | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @uri | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @base64 | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @sh | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | @json "v=\(.)" | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | [.] | @csv | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | [.] | @tsv | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | . == .`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | . != [1]`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | . < .`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | sort | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | unique | length`, "more than its limit"},
+		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | max | length`, "more than its limit"},
+		{`"x" * 5000000 | explode | length`, "more than its limit"},
 	} {
 		t.Run(tc.query+" fails at once and frees its slot", func(t *testing.T) {
 			// A time limit far past what the query takes within its bound:
@@ -190,6 +212,18 @@ func TestAQueryThatBuildsAValueTooLargeForOneStepIsAClearErrorAndGivesItsRoomBac
 			assert.Equal(t, "[2]", string(res.Body))
 		})
 	}
+	t.Run("a comparison of a huge value stops when its client goes", func(t *testing.T) {
+		g, _ := newGuard(t, ctxfit.Config{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // gone before the query runs: it must end, not walk a terabyte
+		errc := make(chan error, 1)
+		go func() {
+			_, err := g.Handle(ctx, ctxfit.Request{Endpoint: "x", Query: `reduce range(40) as $i (["x"]; [., .]) | . == .`},
+				serve([]byte(`{"a":1}`), "application/json"))
+			errc <- err
+		}()
+		require.Error(t, receive(t, errc, "the query's outcome"))
+	})
 	// a - b over arrays compares every item of a with every one of b: for
 	// lists of 100,000 items, in 10^10 comparisons, which check the context.
 	t.Run("a difference of long arrays ends with a time-out error at its time limit", func(t *testing.T) {

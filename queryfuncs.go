@@ -107,6 +107,8 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, n int
 		gojq.WithFunction("_ctxfit_sum", 0, 0, x.sum),
 		gojq.WithFunction("_ctxfit_joined", 1, 1, x.joined),
 		gojq.WithFunction("_ctxfit_written", 0, 0, x.written),
+		gojq.WithFunction("_ctxfit_compared", 2, 2, x.compared),
+		gojq.WithFunction("_ctxfit_exploded", 0, 0, x.exploded),
 	}
 }
 
@@ -680,12 +682,28 @@ def add(f): [f] | add;
 def join($x): _ctxfit_joined($x) | _ctxfit_join0($x);
 def tojson: _ctxfit_written | _ctxfit_tojson0;
 def tostring: _ctxfit_written | _ctxfit_tostring0;
+def _eq(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l == $r;
+def _ne(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l != $r;
+def _lt(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l < $r;
+def _le(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l <= $r;
+def _gt(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l > $r;
+def _ge(l; r): r as $r | l as $l | _ctxfit_compared($l; $r) | $l >= $r;
+def _ctxfit_explode0: explode;
+def explode: _ctxfit_exploded | _ctxfit_explode0;
+def _ctxfit_sort0: sort;
+def _ctxfit_unique0: unique;
+def _ctxfit_min0: min;
+def _ctxfit_max0: max;
+def sort: _ctxfit_written | _ctxfit_sort0;
+def unique: _ctxfit_written | _ctxfit_unique0;
+def min: _ctxfit_written | _ctxfit_min0;
+def max: _ctxfit_written | _ctxfit_max0;
 .`
 
 // opFuncNames are words in a query that call what jqOpDefs defines
 // without an operator the rewrite sees: the update-assignments
 // (+= and the like call _add by name), add, join, tojson, tostring.
-var opFuncNames = []string{"=", "add", "join", "tojson", "tostring"}
+var opFuncNames = []string{"=", "add", "join", "tojson", "tostring", "sort", "unique", "min", "max", "explode"}
 
 // rewriteOps turns every +, - and * of q into a call of jqOpDefs'
 // _add, _subtract or _multiply, with the same operands; gojq compiles
@@ -701,8 +719,19 @@ func rewriteOps(q *gojq.Query) bool {
 		}
 	}
 	str := func(s *gojq.String) {
-		if s != nil {
-			queries(s.Queries...)
+		if s == nil {
+			return
+		}
+		for _, q := range s.Queries {
+			if q.Term != nil && q.Term.Str != nil {
+				continue // a literal part of the string (gojq's parse)
+			}
+			// "\(q)" writes q's value out in one step: bounded first.
+			query(q)
+			found = true
+			inner := *q
+			*q = gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeQuery, Query: &gojq.Query{
+				Left: &inner, Op: gojq.OpPipe, Right: &gojq.Query{Term: written()}}}}
 		}
 	}
 	index := func(i *gojq.Index) {
@@ -735,7 +764,11 @@ func rewriteOps(q *gojq.Query) bool {
 		term(q.Term)
 		queries(q.Left, q.Right)
 		patterns(q.Patterns)
-		name := map[gojq.Operator]string{gojq.OpAdd: "_add", gojq.OpSub: "_subtract", gojq.OpMul: "_multiply"}[q.Op]
+		name := map[gojq.Operator]string{gojq.OpAdd: "_add", gojq.OpSub: "_subtract", gojq.OpMul: "_multiply",
+			gojq.OpEq: "_eq", gojq.OpNe: "_ne", gojq.OpLt: "_lt", gojq.OpLe: "_le", gojq.OpGt: "_gt", gojq.OpGe: "_ge"}[q.Op]
+		if compares := q.Op >= gojq.OpEq && q.Op <= gojq.OpLe; compares && (scalarLiteral(q.Left) || scalarLiteral(q.Right)) {
+			name = "" // a comparison with a literal number, string or constant walks nothing
+		}
 		if name != "" && q.Term == nil {
 			found = true
 			args := []*gojq.Query{q.Left, q.Right}
@@ -745,6 +778,15 @@ func rewriteOps(q *gojq.Query) bool {
 	}
 	term = func(t *gojq.Term) {
 		if t == nil {
+			return
+		}
+		if t.Type == gojq.TermTypeFormat && t.Str == nil && len(t.SuffixList) == 0 {
+			// @json, @text, @csv, @html, @uri, @sh, @base64... write their
+			// input out in one step: bounded first.
+			found = true
+			format := *t
+			*t = gojq.Term{Type: gojq.TermTypeQuery, Query: &gojq.Query{
+				Left: &gojq.Query{Term: written()}, Op: gojq.OpPipe, Right: &gojq.Query{Term: &format}}}
 			return
 		}
 		index(t.Index)
@@ -791,6 +833,57 @@ func rewriteOps(q *gojq.Query) bool {
 	}
 	query(q)
 	return found
+}
+
+// scalarLiteral reports whether q is a literal number, string (without
+// interpolation), null, true or false.
+func scalarLiteral(q *gojq.Query) bool {
+	if q == nil || q.Term == nil || q.Left != nil || len(q.Term.SuffixList) > 0 {
+		return false
+	}
+	switch t := q.Term; t.Type {
+	case gojq.TermTypeNumber, gojq.TermTypeNull, gojq.TermTypeTrue, gojq.TermTypeFalse:
+		return true
+	case gojq.TermTypeString:
+		return t.Str != nil && len(t.Str.Queries) == 0
+	}
+	return false
+}
+
+// written is a call of _ctxfit_written, which bounds the JSON of its
+// input.
+func written() *gojq.Term {
+	return &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_ctxfit_written"}}
+}
+
+// compared is _ctxfit_compared($l; $r): an error when comparing $l with
+// $r would walk more than the query's bound (gojq compares in one step,
+// visiting a value held many times each time), else null. Two scalars
+// cost nothing to check.
+func (x *jqFuncs) compared(_ any, args []any) any {
+	for _, v := range args {
+		switch v.(type) {
+		case []any, map[string]any:
+			if n, err := jsonAtLeast(x.ctx, v, x.limit); err != nil {
+				return err
+			} else if n > x.limit {
+				return x.tooLarge(n)
+			}
+		}
+	}
+	return nil
+}
+
+// exploded is _ctxfit_exploded: its input, or an error when explode would
+// make an array of its codepoints over the query's bound (16 bytes an
+// item, as + counts arrays; a byte is at most one codepoint).
+func (x *jqFuncs) exploded(v any, _ []any) any {
+	if s, ok := v.(string); ok && 16*len(s) > x.limit {
+		if n := 16 * utf8.RuneCountInString(s); n > x.limit {
+			return x.tooLarge(n)
+		}
+	}
+	return v
 }
 
 // tooLarge is the error of a step that would build a value of at least n

@@ -184,7 +184,11 @@ func TestTheOperatorsAnswerAsGojqDoes(t *testing.T) {
 		`(%[1]s, %[2]s) * (%[2]s, 3)`, `reduce (%[1]s, %[2]s) as $x (0; . + ($x | length))`, `[%[1]s, %[2]s] | add`,
 		`[%[1]s, %[2]s] | map(tostring) | join(",")`, `[%[1]s, %[2]s] | tojson`, `[%[1]s, %[2]s] | add(.[])`,
 		`def f: . * 2; [%[1]s | f?] + [%[2]s - 1]`, `"\(%[1]s + %[2]s)"`, `[paths] | length + (%[1]s | tostring | length)`,
-		`try (error("l") + error("r")) catch .`, `path(.a + 1)`, `path(.a - 1)`, `[limit(3; repeat(. * 2))]`}
+		`try (error("l") + error("r")) catch .`, `path(.a + 1)`, `path(.a - 1)`, `[limit(3; repeat(. * 2))]`,
+		`[%[1]s == %[2]s, %[1]s != %[2]s, %[1]s < %[2]s, %[1]s <= %[2]s, %[1]s > %[2]s, %[1]s >= %[2]s]`,
+		`[%[1]s, %[2]s] | [sort, unique, min, max]`, `"a\(%[1]s)b\(%[2]s)"`, `@json "v=\(%[1]s)"`,
+		`[%[1]s, %[2]s] | [@json, @text, @html, @uri, @base64, (try @csv catch "csv"), (try @tsv catch "tsv"), (try @sh catch "sh")]`,
+		`select(%[1]s == %[2]s) | path(.a)`, `%[1]s | try explode catch "not a string"`}
 	n := 0
 	for _, expr := range exprs {
 		for _, a := range values {
@@ -208,4 +212,31 @@ func TestTheOperatorsAnswerAsGojqDoes(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases", n)
+}
+
+// BenchmarkBoundedOperators runs arithmetic, comparisons, formats and
+// sort over n items with ctxfit's bounds (own) and with plain gojq, in the
+// same run: the ratio is what the bounds cost.
+func BenchmarkBoundedOperators(b *testing.B) {
+	items := make([]any, 2000)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "name": "xavier", "tags": []any{"a", "b"}}
+	}
+	for _, expr := range []string{`[.[] | .id + 1] | length`, `[.[] | select(.id == 7)] | length`, `[.[] | select(.tags < ["b"])] | length`,
+		`[.[] | "\(.id):\(.name)"] | length`, `[.[] | @json] | length`, `map(.id) | sort | length`} {
+		for _, own := range []bool{false, true} {
+			code := compileJQ(b, expr, own)
+			b.Run(fmt.Sprintf("%s/bounded=%v", expr, own), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					iter := code.Run(items)
+					if v, _ := iter.Next(); v == nil {
+						b.Fatal("no result")
+					} else if err, ok := v.(error); ok {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

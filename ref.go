@@ -112,6 +112,9 @@ type ref struct {
 	// a continuation that reads only a window of the snapshot (a
 	// store.RangeReader) knows its size without reading it.
 	bytes int64
+	// status is the HTTP status of the response the snapshot is (see
+	// Response.Status); 0 means 200, or none.
+	status int64
 }
 
 // maxCarried bounds what a cursor carries of a view or of tool arguments,
@@ -133,6 +136,9 @@ func (r *ref) payload(req *Request) cursor.Payload {
 		d = append(d, s...)
 	}
 	d = binary.AppendUvarint(d, uint64(r.bytes))
+	if r.status != 0 {
+		d = binary.AppendUvarint(d, uint64(r.status))
+	}
 	return cursor.Payload{
 		Kind: r.kind, Offset: r.offset, Index: r.index,
 		Scope: req.scope(), Subject: req.Subject, Order: req.boundQuery(), Filters: req.Filters,
@@ -167,12 +173,20 @@ func refOf(p cursor.Payload) (ref, error) {
 		}
 		strs[i], d = d[n:n+int(v)], d[n+int(v):]
 	}
-	if len(d) != 0 { // the snapshot's length, in cursors that carry it
+	// Then the snapshot's length, in cursors that carry it, and its HTTP
+	// status, in those that carry one.
+	for i, field := range [...]*int64{&r.bytes, &r.status} {
+		if len(d) == 0 {
+			break
+		}
 		v, n := binary.Uvarint(d)
-		if n != len(d) || v > 1<<62 {
+		if n <= 0 || v > [...]uint64{1 << 62, 999}[i] {
 			return ref{}, errBadRef
 		}
-		r.bytes = int64(v)
+		*field, d = int64(v), d[n:]
+	}
+	if len(d) != 0 {
+		return ref{}, errBadRef
 	}
 	r.start, r.end, r.pos, r.total = nums[0], nums[1], nums[2], nums[3]
 	r.form, r.line, r.lines, r.block = chunk.Form(nums[4]), nums[5], nums[6], nums[7]

@@ -88,6 +88,9 @@ type Request struct {
 	// resumed is set by Guard.Resume: the cursor is bound to the subject
 	// alone, as an MCP continuation tool receives it.
 	resumed bool
+	// status is the HTTP status of the response being shaped (see
+	// Response.Status), which its cursors carry.
+	status int
 }
 
 // maxScope bounds the endpoint a cursor carries; longer ones (a concrete
@@ -126,6 +129,11 @@ type Response struct {
 	// handler (false); nil means no cache was consulted. The Guard copies it
 	// to the record's CacheHit.
 	CacheHit *bool
+	// Status is the HTTP status of the handler's response; 0 means 200, or
+	// none (MCP). The cursors issued for the response carry it, so that a
+	// continuation served from the store answers with the same status
+	// (Result.Status): the next page of a 404's body is a 404 too.
+	Status int
 }
 
 // Result is what the Guard returns for one response.
@@ -165,6 +173,10 @@ type Result struct {
 	// Record is the telemetry record of the response (also sent to the
 	// Guard's sink).
 	Record telemetry.Record
+	// Status is the HTTP status of the handler's response that Body
+	// answers (Response.Status), for a continuation the status its
+	// cursor carries; 0 means 200, or none.
+	Status int
 }
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
@@ -128,6 +129,10 @@ func (s *shaper) search(r ref, q *Search) (Result, error) {
 		sr.pos = int64(t.start)
 		sr.textKind = "text"
 	}
+	// Past the time limit from here, a page bounded by bytes; its total
+	// is not known until the count below ends.
+	sr.total = totalUnknown
+	s.lossless = func() (Result, error) { return s.searchCut(sr, q, re) }
 	total, err := s.countMatches(sr, q, re)
 	if err != nil {
 		return Result{}, err
@@ -150,6 +155,7 @@ func (s *shaper) continueSearch(r ref, again *Search) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	s.lossless = func() (Result, error) { return s.searchCut(r, &q, re) }
 	return s.searchPage(r, &q, re)
 }
 
@@ -174,12 +180,23 @@ type match struct {
 // scan calls found for every match from r.pos in order, until found
 // returns false.
 func (s *shaper) scan(r ref, q *Search, re *regexp.Regexp, found func(match) (bool, error)) error {
+	_, err := s.scanUntil(r, q, re, -1, found)
+	return err
+}
+
+// scanUntil is scan that stops, too, before the first line or item that
+// starts at least until bytes past r.pos (until < 0: never), and then
+// returns that line or item (its number and resume); else nil.
+func (s *shaper) scanUntil(r ref, q *Search, re *regexp.Regexp, until int, found func(match) (bool, error)) (*match, error) {
 	if r.textKind == "text" {
 		text, toData, fromData := s.searchText(r)
 		line := int(r.line)
 		for at := fromData(int(r.pos)); at < len(text); line++ {
 			if err := s.alive(); err != nil {
-				return err
+				return nil, err
+			}
+			if until >= 0 && toData(at)-int(r.pos) >= until {
+				return &match{number: line, resume: toData(at)}, nil
 			}
 			end := bytes.IndexByte(text[at:], '\n')
 			next := len(text)
@@ -193,31 +210,34 @@ func (s *shaper) scan(r ref, q *Search, re *regexp.Regexp, found func(match) (bo
 			if re.Match(ln) {
 				m := match{start: at, end: at + len(ln), number: line, resume: toData(at)}
 				if ok, err := found(m); !ok || err != nil {
-					return err
+					return nil, err
 				}
 			}
 			at = next
 		}
-		return nil
+		return nil, nil
 	}
 	object := r.textKind == "object"
 	it := rawjson.At(s.data, int(r.pos), object)
 	for index := int(r.offset); ; index++ {
 		if err := s.alive(); err != nil {
-			return err
+			return nil, err
 		}
 		at := it.Pos()
+		if until >= 0 && at-int(r.pos) >= until {
+			return &match{number: index, resume: at}, nil
+		}
 		item, ok := it.Next()
 		if !ok {
 			if it.Err() {
-				return fmt.Errorf("ctxfit: %w (the data is not valid JSON where it points)", errBadRef)
+				return nil, fmt.Errorf("ctxfit: %w (the data is not valid JSON where it points)", errBadRef)
 			}
-			return nil
+			return nil, nil
 		}
 		if s.itemMatches(item, object, q.Path, re) {
 			m := match{start: item.Start, end: item.End, number: index, resume: at}
 			if ok, err := found(m); !ok || err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -343,8 +363,7 @@ func (s *shaper) searchPage(r ref, q *Search, re *regexp.Regexp) (Result, error)
 		out = append(out, ',')
 		out = appendCursor(out, "partCursor", parts)
 	}
-	out = append(out, `,"meta":{"totalMatches":`...)
-	out = strconv.AppendInt(out, r.total, 10)
+	out = appendTotal(append(out, `,"meta":`...), r.total)
 	out = append(out, `,"shown":`...)
 	out = strconv.AppendInt(out, int64(shown), 10)
 	out = append(out, `,"searched":"`...)
@@ -367,9 +386,170 @@ func (s *shaper) searchPage(r ref, q *Search, re *regexp.Regexp) (Result, error)
 			unit = "member"
 		}
 	}
-	res.Guidance = fmt.Sprintf("Found %s %s%s matching %q; showing %d (%s tokens; budget %s).",
-		thousands(int(r.total)), unit, plural(int(r.total)), q.Pattern, shown, thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
+	found := fmt.Sprintf("Found %s %s%s matching %q", thousands(int(r.total)), unit, plural(int(r.total)), q.Pattern)
+	if r.total == totalUnknown {
+		found = fmt.Sprintf("Searching %ss for %q (the total was not counted)", unit, q.Pattern)
+	}
+	res.Guidance = fmt.Sprintf("%s; showing %d (%s tokens; budget %s).", found, shown, thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
 	return res, nil
+}
+
+// totalUnknown is the total of a search whose first page ran out of time
+// before its matches were counted (see shaper.searchCut): its pages say
+// "totalMatches":null.
+const totalUnknown = 1 << 62
+
+// appendTotal appends a search page's {"totalMatches":N (or null).
+func appendTotal(out []byte, total int64) []byte {
+	out = append(out, `{"totalMatches":`...)
+	if total == totalUnknown {
+		return append(out, "null"...)
+	}
+	return strconv.AppendInt(out, total, 10)
+}
+
+// searchCutScan bounds the bytes of data a search page reads once shaping
+// ran past its time limit.
+const searchCutScan = 1 << 20
+
+// searchCut is the page of a search whose shaping ran past its time limit,
+// still lossless and cheap: the matches in at most searchCutScan bytes
+// from r.pos that fit the hard cap in bytes (nothing is counted: a token
+// is at least one byte), a match too large for the room shortened (a
+// line) or held back behind a placeholder (an item), and the nextCursor
+// that continues the search after the last one shown or the last byte
+// read. Following it finds every match. It fails when not even one match
+// fits the hard cap in its shortest form.
+func (s *shaper) searchCut(r ref, q *Search, re *regexp.Regexp) (Result, error) {
+	probe, err := s.nextCursor(r) // as long as the cursors to come, give or take a few digits
+	if err != nil {
+		return Result{}, err
+	}
+	pattern := rawjson.AppendQuoted(nil, q.Pattern)
+	room := s.rl.budget.HardCap - len(pattern) - 2*len(probe) - searchCutEnvelope
+	var text []byte
+	if r.textKind == "text" {
+		text, _, _ = s.searchText(r)
+	}
+	var entries []byte
+	shown, held := 0, false
+	var next *match
+	stop, err := s.scanUntil(r, q, re, searchCutScan, func(m match) (bool, error) {
+		left := room - len(entries) - 1
+		var entry []byte
+		if text != nil {
+			entry = lineEntry(text, m, q.Context)
+			if len(entry) > left && shown == 0 {
+				entry = shortLineEntry(text, m, left)
+			}
+		} else {
+			entry = s.itemEntry(m, r.textKind == "object")
+			if len(entry) > left && shown == 0 {
+				entry, held = s.heldEntry(m, r.textKind == "object"), true
+			}
+		}
+		if len(entry) > left {
+			if shown == 0 {
+				return false, errOverCap // not even one match fits
+			}
+			next = &m
+			return false, nil
+		}
+		if shown > 0 {
+			entries = append(entries, ',')
+		}
+		entries = append(entries, entry...)
+		shown++
+		return true, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if next == nil {
+		next = stop
+	}
+	var cursor, parts string
+	if next != nil {
+		nr := r
+		nr.pos, nr.index = int64(next.resume), r.index+1
+		if text != nil {
+			nr.line = int64(next.number)
+		} else {
+			nr.offset = int64(next.number)
+		}
+		if cursor, err = s.nextCursor(nr); err != nil {
+			return Result{}, err
+		}
+	} else if held {
+		if parts, err = s.partCursor(); err != nil {
+			return Result{}, err
+		}
+	}
+	out := append([]byte(`{"matches":[`), entries...)
+	out = append(out, "],"...)
+	out = appendCursor(out, "nextCursor", cursor)
+	if parts != "" {
+		out = append(out, ',')
+		out = appendCursor(out, "partCursor", parts)
+	}
+	out = appendTotal(append(out, `,"meta":`...), r.total)
+	out = append(out, `,"shown":`...)
+	out = strconv.AppendInt(out, int64(shown), 10)
+	out = append(out, `,"searched":"`...)
+	out = append(out, map[bool]string{true: "lines", false: "items"}[text != nil]...)
+	out = append(out, `","pattern":`...)
+	out = append(out, pattern...)
+	out = append(out, `,"timedOut":true}}`...)
+	if len(out) > s.rl.budget.HardCap {
+		return Result{}, errOverCap
+	}
+	rec := withSizes(s.rec, out, len(out), telemetry.StrategySearch, telemetry.OutcomeShaped)
+	res := Result{Body: out, ContentType: jsonType, Shaped: true, Strategy: telemetry.StrategySearch, Next: cursor, Record: rec}
+	if held {
+		res.PartCursor = cmpOr(parts, cursor)
+	}
+	res.Guidance = fmt.Sprintf("The search for %q ran out of time; showing the %d match%s found so far, bytes %d-%d of %d searched.",
+		q.Pattern, shown, map[bool]string{true: "", false: "es"}[shown == 1], r.pos+1, cmpOrPos(next, r.end), s.snapLen())
+	if cursor != "" {
+		res.Guidance += " Its nextCursor continues the search from there."
+	}
+	return res, nil
+}
+
+// searchCutEnvelope bounds the bytes of a search page's envelope besides
+// its pattern and cursors.
+const searchCutEnvelope = 160
+
+// cmpOrPos is where a search page stopped: next's resume, else end.
+func cmpOrPos(next *match, end int64) int64 {
+	if next != nil {
+		return int64(next.resume)
+	}
+	return end
+}
+
+// shortLineEntry is a text match with no context and its line shortened
+// to fit in n bytes as JSON: {"line":N,"text":"...","truncated":true}; it
+// may be longer than n when even an empty text does not fit.
+func shortLineEntry(text []byte, m match, n int) []byte {
+	out := []byte(`{"line":`)
+	out = strconv.AppendInt(out, int64(m.number), 10)
+	out = append(out, `,"text":"`...)
+	const tail = `","truncated":true}`
+	line := text[m.start:m.end]
+	size := len(out) + len(tail)
+	end := 0
+	for end < len(line) {
+		_, w := utf8.DecodeRune(line[end:])
+		l := rawjson.EscapedLen(line[end : end+w])
+		if size+l > n {
+			break
+		}
+		size += l
+		end += w
+	}
+	out, _ = rawjson.Escape(out, line[:end])
+	return append(out, tail...)
 }
 
 func plural(n int) string {

@@ -51,6 +51,19 @@ type shaper struct {
 	// stranded is set when a next cursor could not be issued (see
 	// errNoContinuation).
 	stranded bool
+	// lossless, once an explicit request's answer is known (a query's
+	// results, a projection, a line range, a search), answers its cheap
+	// still-lossless part when shaping runs past its time limit: a byte
+	// cut of the answer, or a byte-bounded search page (see
+	// shaper.timedOut). It runs under the request's own context.
+	lossless func() (Result, error)
+}
+
+// cutOf makes the shaper's time-out answer the byte cut of
+// data[start:end], the answer an explicit request asked for.
+func (s *shaper) cutOf(start, end int) {
+	r := ref{kind: contCut, start: int64(start), pos: int64(start), end: int64(end)}
+	s.lossless = func() (Result, error) { return s.serveCut(r) }
 }
 
 // Budget constants of shaped responses (and [MinHardCap]).
@@ -186,6 +199,7 @@ func (s *shaper) cursorFor(r ref) (string, error) {
 	r.tokens, r.tokensEstimated = int64(s.rec.TokensBefore), s.rec.TokensBeforeEstimated
 	r.bytes = s.snapLen()
 	r.format = s.format
+	r.status = int64(s.req.status)
 	if !snap.stored || strings.HasPrefix(s.view, "query=") {
 		// A query's results carry their query in store mode too, so that
 		// a continuation that repeats it is told from a new one.

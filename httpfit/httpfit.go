@@ -98,10 +98,21 @@
 // The middleware passes through, untouched and streaming as written: HEAD,
 // OPTIONS, CONNECT and TRACE requests; statuses without a body of their
 // own (1xx, 204, 205, 206 and 304; a 3xx, 4xx or 5xx body is shaped like
-// any other, keeping its status, and its continuations, served from the
-// store, are 200); bodies with a Content-Encoding; content types other than JSON and text, and
-// text/event-stream; responses that the handler flushes or hijacks; and
-// responses larger than [ctxfit.Config.MaxBufferBytes]. Put authentication
+// any other, keeping its status, and so do its continuations, served from
+// the store); content types other than JSON and text (a compressed body
+// without a Content-Type is sniffed decoded), and text/event-stream; and
+// responses that the handler flushes or hijacks (from then on).
+//
+// Every other body passes the gate. A body compressed with gzip or
+// deflate is decoded (at most [ctxfit.Config.MaxBufferBytes], so a bomb
+// costs no more) and shaped like any other: shaped, it goes out
+// uncompressed; under the threshold, as the handler compressed it. The
+// handler sees the request's Accept-Encoding without the codings the
+// middleware cannot decode (br, zstd, *); a body in one of them anyway is
+// answered with a 502 response_encoding problem. A body larger than
+// MaxBufferBytes (decoded), which would be far over the hard cap, is not
+// sent: the handler's writes past the bound fail, and the client gets a
+// 502 response_too_large problem that says to ask for less. Put authentication
 // and authorization in front of the middleware, not behind it: in store mode
 // a cursor request is served without running the handler.
 package httpfit

@@ -2,6 +2,7 @@ package httpfit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ type Options struct {
 //     Content-MD5, Digest, Content-Digest, Repr-Digest) and Accept-Ranges
 //     are removed, and Ctxfit-Strategy names what was done (pagination,
 //     summary, chunking or cut); a response served from the store has
-//     status 200;
+//     the status of the response it continues;
 //   - with a shaped response to a GET that has a next page, chunk or
 //     member page, a Link header field (RFC 8288) with its full URL:
 //     `Link: <http://host/path?...&cursor=...>; rel="next"`, the request's
@@ -130,8 +131,12 @@ type Options struct {
 //     URL-encoded correctly; the handler's response, if it ran, is
 //     discarded;
 //   - 503 with Retry-After and a problem document when the snapshot store is
-//     unavailable, shaping took too long, or too many responses are being
-//     shaped at once.
+//     unavailable, a query's answer took too long, or too many responses
+//     are being shaped at once;
+//   - 502 with a problem document when the handler's response cannot be
+//     held or read to shape it: larger than MaxBufferBytes (decoded), or
+//     compressed in a coding other than gzip and deflate (see "What is
+//     left alone" in the package documentation).
 //
 // When shaping fails (an error in the Guard that is not the client's
 // fault; a panic falls back to a byte-bounded cut inside the Guard), the
@@ -295,10 +300,24 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 	c.h.next.ServeHTTP(bw, in)
 	c.inHandler = false
 	bw.finish()
-	if bw.mode != modeBuffer || bw.status != http.StatusOK {
+	var body []byte
+	if bw.mode == modeBuffer && bw.refused == nil {
+		if bw.compressedMedia() {
+			bw.stream() // media, compressed: sent as the handler wrote it
+		} else {
+			var err error
+			if body, err = bw.decoded(); err != nil {
+				bw.refused = err
+			}
+		}
+	}
+	if bw.mode != modeBuffer || bw.status != http.StatusOK || bw.refused != nil {
 		cache.DontStore(ctx)
 	} else {
 		cache.ResponseHeader(ctx, bw.Header())
+	}
+	if bw.refused != nil {
+		return ctxfit.Response{}, bw.refused
 	}
 	if bw.mode != modeBuffer {
 		if c.cursor {
@@ -307,8 +326,8 @@ func (c *call) fetch(ctx context.Context) (ctxfit.Response, error) {
 		// Recorded as a bypass; Handle writes nothing.
 		return ctxfit.Response{ContentType: bypassType}, nil
 	}
-	c.got = bw.buf.Bytes()
-	return ctxfit.Response{Body: c.got, ContentType: bw.ct}, nil
+	c.got = body
+	return ctxfit.Response{Body: body, ContentType: bw.ct, Status: bw.status}, nil
 }
 
 // fetchVia is c.fetch behind the response cache: it notes the body the
@@ -331,9 +350,10 @@ func (c *call) respond(w http.ResponseWriter, req *ctxfit.Request, res ctxfit.Re
 			c.h.logInternal(c.inner, err)
 			p.Detail = internalDetail
 		}
-		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && c.fetched && bw.buf.Len() <= c.hardCap {
+		if p.Status == http.StatusInternalServerError && c.fetched && bw.refused == nil && len(c.got) <= c.hardCap {
 			// Fail open, but only with a response that cannot be over the
-			// hard cap (n bytes never hold more than n tokens).
+			// hard cap (n bytes never hold more than n tokens; a
+			// compressed body's decoded bytes).
 			bw.send(bw.buf.Bytes(), false, "", "", "")
 			return
 		}
@@ -344,7 +364,8 @@ func (c *call) respond(w http.ResponseWriter, req *ctxfit.Request, res ctxfit.Re
 		return
 	}
 	if !c.fetched {
-		bw.status = http.StatusOK
+		// Served from the store: the status of the response it continues.
+		bw.status = cmp.Or(res.Status, http.StatusOK)
 	}
 	etag := ""
 	if c.orig.Method == http.MethodGet {
@@ -363,7 +384,11 @@ func (c *call) respond(w http.ResponseWriter, req *ctxfit.Request, res ctxfit.Re
 			}
 		}
 	}
-	bw.send(res.Body, res.Shaped, res.ContentType, string(res.Strategy), etag)
+	body := res.Body
+	if !res.Shaped && c.fetched && bw.encoding != "" {
+		body = bw.buf.Bytes() // the handler's compressed bytes, as it wrote them
+	}
+	bw.send(body, res.Shaped, res.ContentType, string(res.Strategy), etag)
 }
 
 func (h *handler) now() time.Time {
@@ -416,7 +441,43 @@ func (h *handler) request(r *http.Request, cfg ctxfit.Config) (ctxfit.Request, *
 		u.RawQuery = q.stripped
 		inner.URL = &u
 	}
+	if ae, ok := r.Header["Accept-Encoding"]; ok {
+		if readable, changed := readableEncodings(ae); changed {
+			if inner == r {
+				inner = new(http.Request)
+				*inner = *r
+			}
+			inner.Header = r.Header.Clone()
+			inner.Header["Accept-Encoding"] = readable
+		}
+	}
 	return req, inner, nil
+}
+
+// readableEncodings is an Accept-Encoding field without the codings the
+// middleware cannot decode to shape a body (br, zstd, "*", ...): a handler
+// that compresses as its client accepts then compresses in a way ctxfit
+// reads, or not at all. changed reports whether it dropped any.
+func readableEncodings(field []string) (readable []string, changed bool) {
+	for _, line := range field {
+		for coding := range strings.SplitSeq(line, ",") {
+			name, _, _ := strings.Cut(coding, ";")
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "gzip", "x-gzip", "deflate", "identity":
+				readable = append(readable, strings.TrimSpace(coding))
+			case "":
+			default:
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return field, false
+	}
+	if len(readable) == 0 {
+		return []string{"identity"}, true
+	}
+	return []string{strings.Join(readable, ", ")}, true
 }
 
 func (h *handler) endpoint(r *http.Request, cfg ctxfit.Config) string {

@@ -2,6 +2,8 @@ package httpfit_test
 
 import (
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/json"
 	"errors"
@@ -293,17 +295,11 @@ func TestResponsesToLeaveAlonePassThroughUntouched(t *testing.T) {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"error":"not found"}`))
 		}, false},
-		{"a 500 from the handler over the buffer maximum", "GET", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write(big)
-		}, false},
 		{"an image", "GET", body(png, "image/png", nil), false},
 		{"an image without a content type", "GET", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(png) }, false},
-		{"a compressed body", "GET", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
+		{"a compressed image without a content type", "GET", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Encoding", "gzip")
-			_, _ = w.Write(big)
+			_, _ = w.Write(gzipped(png))
 		}, false},
 		{"an event stream", "GET", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -325,17 +321,6 @@ func TestResponsesToLeaveAlonePassThroughUntouched(t *testing.T) {
 			}
 			_, _ = w.Write(big[100:])
 		}, true},
-		{"a response over the buffer maximum", "GET", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			for i := 0; i < len(big); i += 1000 {
-				_, _ = w.Write(big[i:min(i+1000, len(big))])
-			}
-		}, false},
-		{"a response that declares a length over the buffer maximum", "GET", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Content-Length", "125000")
-			_, _ = w.Write(big[:125000])
-		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" passes through", func(t *testing.T) {
@@ -347,6 +332,137 @@ func TestResponsesToLeaveAlonePassThroughUntouched(t *testing.T) {
 			assert.True(t, bytes.Equal(bare.Body.Bytes(), got.Body.Bytes()), "the body is the handler's")
 			assert.Equal(t, tt.flushed, got.Flushed)
 			assert.Empty(t, got.Header().Get("Ctxfit-Strategy"))
+		})
+	}
+}
+
+// gzipped is b compressed with gzip.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// deflated is b compressed in RFC 9110's deflate (zlib's format).
+func deflated(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+func TestACompressedBodyIsDecodedAndShapedWithinItsBound(t *testing.T) {
+	exact, err := budget.Exact("")
+	require.NoError(t, err)
+	compressed := func(encoding string, b []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Encoding", encoding)
+			w.Header().Set("Vary", "Accept-Encoding")
+			_, _ = w.Write(b)
+		}
+	}
+	t.Run("a gzip or deflate body over the threshold is shaped, sent uncompressed, and rebuilds the original", func(t *testing.T) {
+		for _, tc := range []struct {
+			encoding string
+			body     []byte
+		}{{"gzip", gzipped(itemsJSON)}, {"deflate", deflated(itemsJSON)}} {
+			f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{Threshold: 1000, HardCap: 2000}})
+			h := httpfit.Middleware(f.guard, nil)(compressed(tc.encoding, tc.body))
+			var items []json.RawMessage
+			cursor := ""
+			for n := 0; ; n++ {
+				require.Less(t, n, 1000)
+				rec := do(h, "GET", target("/x", cursor))
+				require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+				assert.Empty(t, rec.Header().Get("Content-Encoding"), "a shaped body goes out uncompressed")
+				assert.LessOrEqual(t, exact.Count(rec.Body.String()), 2000, "nothing over the hard cap")
+				var p struct {
+					Items      []json.RawMessage `json:"items"`
+					NextCursor string            `json:"nextCursor"`
+				}
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p), rec.Body.String())
+				items = append(items, p.Items...)
+				if cursor = p.NextCursor; cursor == "" {
+					break
+				}
+			}
+			var want []json.RawMessage
+			require.NoError(t, json.Unmarshal(itemsJSON, &want))
+			assert.Equal(t, want, items, "every item, in order (%s)", tc.encoding)
+		}
+	})
+	t.Run("a compressed body under the threshold goes out as the handler wrote it", func(t *testing.T) {
+		f := newFixture(t, ctxfit.Options{})
+		small := gzipped([]byte(`{"id":1}`))
+		rec := do(httpfit.Middleware(f.guard, nil)(compressed("gzip", small)), "GET", "/x")
+		assert.Equal(t, "gzip", rec.Header().Get("Content-Encoding"))
+		assert.Equal(t, small, rec.Body.Bytes())
+	})
+	t.Run("a gzip bomb is refused at the buffer's bound with a 502 problem", func(t *testing.T) {
+		f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{MaxBufferBytes: 64 << 10}})
+		bomb := gzipped(bytes.Repeat([]byte(" "), 10<<20)) // 10 KB that decode to 10 MiB
+		rec := do(httpfit.Middleware(f.guard, nil)(compressed("gzip", bomb)), "GET", "/x")
+		assertProblem(t, rec, http.StatusBadGateway, "response_too_large", "")
+	})
+	for _, tc := range []struct{ name, encoding string }{
+		{"an encoding ctxfit cannot read", "br"},
+		{"a body that does not decode", "gzip"},
+	} {
+		t.Run(tc.name+" is a 502 problem, not the body", func(t *testing.T) {
+			f := newFixture(t, ctxfit.Options{})
+			rec := do(httpfit.Middleware(f.guard, nil)(compressed(tc.encoding, itemsJSON)), "GET", "/x")
+			assertProblem(t, rec, http.StatusBadGateway, "response_encoding", "")
+		})
+	}
+	t.Run("the handler is not asked for an encoding ctxfit cannot read", func(t *testing.T) {
+		f := newFixture(t, ctxfit.Options{})
+		var seen string
+		h := httpfit.Middleware(f.guard, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = r.Header.Get("Accept-Encoding")
+		}))
+		req := httptest.NewRequest("GET", "/x", nil)
+		req.Header.Set("Accept-Encoding", "br;q=1.0, gzip;q=0.8, zstd, *")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		assert.Equal(t, "gzip;q=0.8", seen)
+		assert.Equal(t, "br;q=1.0, gzip;q=0.8, zstd, *", req.Header.Get("Accept-Encoding"), "the caller's request is not changed")
+	})
+}
+
+func TestABodyOverTheBufferMaximumIsNeverSentWhole(t *testing.T) {
+	big := itemsJSON
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"written in pieces", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			for i := 0; i < len(big); i += 1000 {
+				if _, err := w.Write(big[i:min(i+1000, len(big))]); err != nil {
+					return // the handler is told to stop
+				}
+			}
+		}},
+		{"declaring its length", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "125000")
+			_, _ = w.Write(big[:125000])
+		}},
+		{"with a 500 status", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write(big)
+		}},
+	} {
+		t.Run(tc.name+" is a 502 problem that says to ask for less", func(t *testing.T) {
+			require.Greater(t, len(big), 64<<10)
+			f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{MaxBufferBytes: 64 << 10}})
+			rec := do(httpfit.Middleware(f.guard, nil)(tc.handler), "GET", "/x")
+			p := assertProblem(t, rec, http.StatusBadGateway, "response_too_large", "")
+			assert.Contains(t, p.Suggestion, "Ask for less")
 		})
 	}
 }
@@ -367,9 +483,7 @@ func TestAnErrorBodyOverTheHardCapIsShapedAndKeepsItsStatus(t *testing.T) {
 			for n := 0; ; n++ {
 				require.Less(t, n, 1000)
 				rec := do(h, "GET", target("/x", cursor))
-				if n == 0 {
-					require.Equal(t, status, rec.Code, "the handler's status stays")
-				}
+				require.Equal(t, status, rec.Code, "the handler's status stays, on its continuations too (response %d)", n)
 				assert.LessOrEqual(t, exact.Count(rec.Body.String()), 1500, "nothing over the hard cap, whatever the status")
 				var ch struct {
 					Content    string `json:"content"`
@@ -387,10 +501,13 @@ func TestAnErrorBodyOverTheHardCapIsShapedAndKeepsItsStatus(t *testing.T) {
 }
 
 func TestAResponsePassedThroughIsRecordedAsABypass(t *testing.T) {
-	f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{MaxBufferBytes: 64 << 10}})
-	h := httpfit.Middleware(f.guard, nil)(api(nil))
+	f := newFixture(t, ctxfit.Options{})
+	events := bytes.Repeat([]byte("data: {}\n\n"), 20000)
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/bookings", body(events, "text/event-stream", nil))
+	h := httpfit.Middleware(f.guard, nil)(mux)
 	rec := do(h, "GET", "/api/bookings")
-	require.Equal(t, itemsJSON, rec.Body.Bytes())
+	require.True(t, bytes.Equal(events, rec.Body.Bytes()))
 	recs := f.records.wait(t, 1)
 	assert.Equal(t, telemetry.OutcomeBypass, recs[0].Outcome)
 	assert.Equal(t, "GET /api/bookings", recs[0].Endpoint)

@@ -121,7 +121,7 @@ func TestEveryProblemCodeHasATypeThatResolvesToItsSectionOfTheDocs(t *testing.T)
 		cursor.ErrExpired, cursor.ErrMismatch, cursor.ErrInvalid, cursor.ErrMalformed,
 		ctxfit.ErrSnapshotGone, ctxfit.ErrDataChanged, pagination.ErrInvalidLimit, summary.ErrUnknownField,
 		chunk.ErrLineRange, ctxfit.ErrPart, ctxfit.ErrBadRequest, ctxfit.ErrShapeTimeout, ctxfit.ErrBusy,
-		ctxfit.ErrStoreUnavailable, errors.New("anything else"),
+		ctxfit.ErrStoreUnavailable, ctxfit.ErrResponseTooLarge, ctxfit.ErrResponseEncoding, errors.New("anything else"),
 	} {
 		p := ctxfit.ProblemOf(err, ctxfit.Params{})
 		statuses[p.Code] = p.Status

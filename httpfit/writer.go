@@ -3,10 +3,16 @@ package httpfit
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
+	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mediatype"
 )
 
@@ -37,8 +43,15 @@ type bufferWriter struct {
 	// Content-Type as it would have without the middleware.
 	explicit bool
 	// ct is the handler's Content-Type when it wrote its status.
-	ct  string
-	buf bytes.Buffer
+	ct string
+	// encoding is the handler's Content-Encoding (gzip or deflate), which
+	// the body is decoded from before it is shaped; "" for none.
+	encoding string
+	// refused, when set, is why the body cannot be held to shape it (over
+	// max bytes, an encoding ctxfit cannot read): the handler's writes are
+	// discarded, and the client gets a problem instead.
+	refused error
+	buf     bytes.Buffer
 }
 
 // reset readies b for a response to rw, buffering up to max bytes;
@@ -55,7 +68,7 @@ func (b *bufferWriter) reset(rw http.ResponseWriter, max int) {
 	}
 	b.rw, b.max = rw, max
 	b.mode, b.status, b.sniff, b.explicit = modeUndecided, 0, false, false
-	b.ct = ""
+	b.ct, b.encoding, b.refused = "", "", nil
 	b.buf.Reset()
 }
 
@@ -105,19 +118,25 @@ func (b *bufferWriter) keep(code int) bool {
 		// No body, or a part of one its client asked for.
 		return false
 	}
-	if ce := get(h, "Content-Encoding"); ce != "" && ce != "identity" {
+	if !hasCT {
+		b.sniff = true
+	} else if !shapeable(b.ct) {
 		return false
 	}
 	if cl := get(h, "Content-Length"); cl != "" {
 		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n > int64(b.max) {
-			return false
+			b.refused = ctxfit.ErrResponseTooLarge
 		}
 	}
-	if !hasCT {
-		b.sniff = true
-		return true
+	if ce := strings.ToLower(strings.TrimSpace(strings.Join(h["Content-Encoding"], ","))); ce != "" && ce != "identity" {
+		switch ce {
+		case "gzip", "x-gzip", "deflate":
+			b.encoding, b.sniff = ce, false // a compressed body is not sniffed: it is the declared type, or text
+		default:
+			b.refused = ctxfit.ErrResponseEncoding
+		}
 	}
-	return shapeable(b.ct)
+	return true
 }
 
 // shapeable reports whether the Guard can shape a body of media type ct:
@@ -146,6 +165,9 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 	case modeHijacked:
 		return 0, http.ErrHijacked
 	}
+	if b.refused != nil {
+		return 0, b.refused
+	}
 	if b.sniff && len(p) > 0 {
 		b.sniff = false
 		if !shapeable(http.DetectContentType(p)) {
@@ -154,10 +176,66 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 		}
 	}
 	if b.buf.Len()+len(p) > b.max {
-		b.stream()
-		return b.rw.Write(p)
+		// Sent as it is, it would be over the hard cap; held, over what
+		// the server may hold: refused, and the handler told so.
+		b.refused = ctxfit.ErrResponseTooLarge
+		b.buf = bytes.Buffer{}
+		return 0, b.refused
 	}
 	return b.buf.Write(p)
+}
+
+// decoded returns the body the handler wrote, decoded from its
+// Content-Encoding, at most max bytes: ErrResponseTooLarge past them,
+// ErrResponseEncoding when it does not decode.
+func (b *bufferWriter) decoded() ([]byte, error) {
+	return b.decode(b.max)
+}
+
+// decode is decoded with a bound of max bytes; past it, the error comes
+// with the first max+1 bytes.
+func (b *bufferWriter) decode(max int) ([]byte, error) {
+	if b.encoding == "" {
+		return b.buf.Bytes(), nil
+	}
+	var r io.Reader
+	raw := bytes.NewReader(b.buf.Bytes())
+	switch b.encoding {
+	case "deflate":
+		// RFC 9110's deflate is zlib's format; some servers send the raw
+		// deflate stream.
+		zr, err := zlib.NewReader(raw)
+		if err != nil {
+			r = flate.NewReader(bytes.NewReader(b.buf.Bytes()))
+		} else {
+			r = zr
+		}
+	default:
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return nil, ctxfit.ErrResponseEncoding
+		}
+		r = zr
+	}
+	var out bytes.Buffer
+	n, err := out.ReadFrom(io.LimitReader(r, int64(max)+1))
+	switch {
+	case n > int64(max):
+		return out.Bytes(), ctxfit.ErrResponseTooLarge // a bomb costs at most its bound
+	case err != nil:
+		return nil, ctxfit.ErrResponseEncoding
+	}
+	return out.Bytes(), nil
+}
+
+// compressedMedia reports whether a compressed body without a declared
+// Content-Type is media (not JSON or text), by its first decoded bytes.
+func (b *bufferWriter) compressedMedia() bool {
+	if b.encoding == "" || b.ct != "" {
+		return false
+	}
+	head, _ := b.decode(512) // enough to sniff, or what decodes of it
+	return len(head) > 0 && !shapeable(http.DetectContentType(head))
 }
 
 // stream sends the headers, the status and what was buffered, and passes
@@ -216,7 +294,7 @@ func (b *bufferWriter) finish() {
 
 // Validators and range support that describe the handler's body, dropped
 // when the body sent is another.
-var bodyHeaders = []string{"Etag", "Last-Modified", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest", "Accept-Ranges", "Content-Range"}
+var bodyHeaders = []string{"Etag", "Last-Modified", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest", "Accept-Ranges", "Content-Range", "Content-Encoding"}
 
 // send writes the final response: body, with the handler's status and
 // headers, adjusted when the body is not the handler's; etag, when set, is

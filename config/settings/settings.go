@@ -93,12 +93,17 @@ type Config struct {
 	// ShapeTimeout bounds the time spent counting and shaping one response;
 	// past it the work stops and the response is sent as a byte cut from
 	// its start (lossless, recorded as a fallback); a query, search, fields
-	// or lines request gets a retryable 503 (shaping_timeout). Never the
+	// or lines request gets a lossless part of its answer the same way (a
+	// byte cut, or a search page bounded by bytes), and only a jq query or
+	// projection not done in time a retryable 503 (shaping_timeout). Never the
 	// response over budget. Zero means 2 s.
 	// CTXFIT_SHAPE_TIMEOUT.
 	ShapeTimeout Duration `json:"shapeTimeout,omitempty" yaml:"shapeTimeout,omitempty" validate:"gte=0"`
 	// MaxBufferBytes is the largest response the HTTP middleware buffers to
-	// shape; larger ones pass through (and are recorded). Zero means 8 MiB.
+	// shape (decoded, when it is compressed); a larger one is not sent,
+	// since it would be over the hard cap: the client gets a 502
+	// response_too_large problem, unless the handler streams the response
+	// (flushing before it ends). Zero means 8 MiB.
 	// CTXFIT_MAX_BUFFER_BYTES.
 	MaxBufferBytes int `json:"maxBufferBytes,omitempty" yaml:"maxBufferBytes,omitempty" validate:"gte=0"`
 	// MaxConcurrentShaping bounds the responses counted and shaped at once
