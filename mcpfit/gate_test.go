@@ -58,9 +58,13 @@ func TestTheServersOwnReadsPromptsAndCompletionsPassTheGate(t *testing.T) {
 				res := mcpfittest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
 				require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 				assert.LessOrEqual(t, mcpfittest.Tokens(t, res), hardCap)
-				return []byte(mcpfittest.Texts(t, res)[0]), nil
+				return []byte(mcpfittest.Body(t, res)), nil
 			}
-			got, _, err := rebuild.Rebuild([]byte(r.Contents[0].Text), call)
+			rr, err := json.Marshal(r)
+			require.NoError(t, err)
+			first, err := rebuild.ReadBody(rr)
+			require.NoError(t, err)
+			got, _, err := rebuild.Rebuild(first, call)
 			require.NoError(t, err)
 			assert.Equal(t, bigText(), string(got), "the read rebuilt, byte for byte")
 
@@ -73,7 +77,11 @@ func TestTheServersOwnReadsPromptsAndCompletionsPassTheGate(t *testing.T) {
 				}
 			}
 			assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
-			got, _, err = rebuild.Rebuild([]byte(p.Messages[0].Content.(*mcp.TextContent).Text), call)
+			pr, err := json.Marshal(p)
+			require.NoError(t, err)
+			first, err = rebuild.PromptBody(pr)
+			require.NoError(t, err)
+			got, _, err = rebuild.Rebuild(first, call)
 			require.NoError(t, err)
 			assert.Equal(t, bigText(), string(got), "the prompt rebuilt, byte for byte")
 			b, _ := json.Marshal(p)

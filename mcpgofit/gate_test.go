@@ -2,7 +2,9 @@ package mcpgofit_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,7 +48,9 @@ func TestTheServersOwnReadsAndPromptsPassTheGate(t *testing.T) {
 				res := call(t, c, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
 				require.False(t, res.IsError, "%v", texts(t, res))
 				assert.LessOrEqual(t, tokensOf(t, res), hardCap)
-				return []byte(texts(t, res)[0]), nil
+				raw, err := json.Marshal(res)
+				require.NoError(t, err)
+				return follow.ResultBody(raw)
 			}
 
 			r, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///big.txt"}})
@@ -56,7 +60,14 @@ func TestTheServersOwnReadsAndPromptsPassTheGate(t *testing.T) {
 				n += mcpfittest.Count(rc.(mcp.TextResourceContents).Text)
 			}
 			assert.LessOrEqual(t, n, hardCap, "a read within the hard cap")
-			got, _, err := follow.Rebuild([]byte(r.Contents[0].(mcp.TextResourceContents).Text), next)
+			rr, err := json.Marshal(r)
+			require.NoError(t, err)
+			first, err := follow.ReadBody(rr)
+			require.NoError(t, err)
+			// mcp-go's resource handlers return contents, not a result:
+			// the cursor travels in the guidance content, not in _meta.
+			first = withGuidanceCursor(t, first, r.Contents[len(r.Contents)-1].(mcp.TextResourceContents).Text)
+			got, _, err := follow.Rebuild(first, next)
 			require.NoError(t, err)
 			assert.Equal(t, bigText(), string(got), "the read rebuilt, byte for byte")
 
@@ -69,9 +80,30 @@ func TestTheServersOwnReadsAndPromptsPassTheGate(t *testing.T) {
 				}
 			}
 			assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
-			got, _, err = follow.Rebuild([]byte(p.Messages[0].Content.(mcp.TextContent).Text), next)
+			pr, err := json.Marshal(p)
+			require.NoError(t, err)
+			first, err = follow.PromptBody(pr)
+			require.NoError(t, err)
+			got, _, err = follow.Rebuild(first, next)
 			require.NoError(t, err)
 			assert.Equal(t, bigText(), string(got), "the prompt rebuilt, byte for byte")
 		})
 	}
+}
+
+// withGuidanceCursor returns body, a chunk envelope without a next cursor,
+// with the cursor ctxfit's guidance text names.
+func withGuidanceCursor(t *testing.T, body []byte, guidance string) []byte {
+	t.Helper()
+	var env map[string]any
+	require.NoError(t, json.Unmarshal(body, &env))
+	if env["nextCursor"] != nil && env["nextCursor"] != "" {
+		return body
+	}
+	m := regexp.MustCompile(`"cursor":"([^"]+)"`).FindStringSubmatch(guidance)
+	require.NotNil(t, m, "the guidance names the next cursor: %s", guidance)
+	env["nextCursor"] = m[1]
+	out, err := json.Marshal(env)
+	require.NoError(t, err)
+	return out
 }

@@ -202,9 +202,20 @@ func ReadBody(result json.RawMessage) ([]byte, error) {
 	if len(r.Contents) == 0 {
 		return nil, fmt.Errorf("follow: a read result without contents: %.200s", result)
 	}
-	c := r.Contents[0]
-	if chunk, ok := c.Meta["dev.ctxfit/chunk"].(map[string]any); ok {
-		cur := cursorsOf(result)[0]
+	return chunkOrText(result, r.Contents[0])
+}
+
+// chunkOrText returns the body of block c of result: a chunk envelope
+// when c carries a chunk of a text as it is (its place in c's _meta, or,
+// where an SDK drops a content's _meta, only the result's cursors beside
+// a text that is not JSON), else c's text.
+func chunkOrText(result json.RawMessage, c wireBlock) ([]byte, error) {
+	chunk, ok := c.Meta["dev.ctxfit/chunk"].(map[string]any)
+	cur := cursorsOf(result)[0]
+	if !ok && (cur.Next != "" || cur.Part != "") && !json.Valid([]byte(c.Text)) {
+		chunk, ok = map[string]any{}, true
+	}
+	if ok {
 		return ChunkBody(c.Text, chunk, cur.Next, cur.Part), nil
 	}
 	return []byte(c.Text), nil
@@ -293,4 +304,22 @@ func SameBlocks(got []Block, original json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// PromptBody returns the shaped body of a prompts/get result: the text of
+// its first message, as a chunk envelope ([ChunkBody]) when it carries a
+// chunk of a text as it is.
+func PromptBody(result json.RawMessage) ([]byte, error) {
+	var r struct {
+		Messages []struct {
+			Content wireBlock `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("follow: a prompt result is not JSON: %w", err)
+	}
+	if len(r.Messages) == 0 {
+		return nil, fmt.Errorf("follow: a prompt result without messages: %.200s", result)
+	}
+	return chunkOrText(result, r.Messages[0].Content)
 }
