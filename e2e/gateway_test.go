@@ -146,7 +146,7 @@ func TestGatewayServesGitHubsWholeDocument(t *testing.T) {
 		t.Fatalf("%s: run npm ci in e2e/ts", doc)
 	}
 	bins := binaries(t)
-	cs, _ := connect(t, bins["ctxfit"], "gateway", "--openapi", doc, "--base-url", "http://127.0.0.1:1")
+	cs, _ := connect(t, bins["ctxfit"], "gateway", "--openapi", doc, "--base-url", "http://127.0.0.1:1", "--catalog-budget=-1")
 	names := map[string]bool{}
 	for tool, err := range cs.Tools(context.Background(), nil) {
 		require.NoError(t, err)
