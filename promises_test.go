@@ -160,8 +160,9 @@ func followAll(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, fetch ctxfit.F
 
 func TestEveryShapeKeepsBothPromises(t *testing.T) {
 	r := rand.New(rand.NewPCG(10, 10))
-	for i := range 3 * len(shapes.Shapes) {
-		size := []int{6000, 40000, 200000}[i/len(shapes.Shapes)]
+	sizes := shapes.Sizes(6000, 40000, 200000)
+	for i := range len(sizes) * len(shapes.Shapes) {
+		size := sizes[i/len(shapes.Shapes)]
 		resp := shapes.Generate(r, i, size)
 		cfg := ctxfit.Config{
 			Threshold:   500 + r.IntN(4000),
@@ -186,8 +187,9 @@ func TestEveryShapeKeepsBothPromises(t *testing.T) {
 // the response.
 func TestATimeOutAnswersACutNeverAnError(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 12))
-	for i := range 2 * len(shapes.Shapes) {
-		size := []int{6000, 60000}[i/len(shapes.Shapes)]
+	sizes := shapes.Sizes(6000, 60000)
+	for i := range len(sizes) * len(shapes.Shapes) {
+		size := sizes[i/len(shapes.Shapes)]
 		resp := shapes.Generate(r, i, size)
 		cfg := ctxfit.Config{
 			Threshold:    500 + r.IntN(2000),

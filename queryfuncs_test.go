@@ -59,6 +59,9 @@ func results(t *testing.T, code *gojq.Code, input any) string {
 }
 
 func TestTheRegularExpressionFunctionsAnswerAsGojqDoes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every pattern, flag and input against gojq: runs in full in the section of test.sh without -race")
+	}
 	inputs := []any{"", "a", "aaa", "abc abc", "xAx-ax_a", "été à l'ouest, ça va", "a\nb\nab\n", "日本語のテキスト、日本", "ab",
 		strings.Repeat("ab ", 20), 12, nil, []any{"a"}}
 	patterns := []string{"", "a", "a*", "x*", "b*", `\b`, `\B`, "^", "$", "(?m)^", "(?m)$", "(?<first>a)(b)?", "a|", "|a", "(a)|b",
@@ -176,6 +179,9 @@ func BenchmarkQueryFunctions(b *testing.B) {
 }
 
 func TestTheOperatorsAnswerAsGojqDoes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every operator over every pair of values against gojq: runs in full in the section of test.sh without -race")
+	}
 	values := []string{`null`, `true`, `0`, `1`, `-1`, `2.5`, `9223372036854775807`, `-9223372036854775808`, `123456789012345678901234567890`,
 		`""`, `"ab"`, `"a,b"`, `[]`, `[1,2,1]`, `[[1],{"a":1}]`, `{}`, `{"a":1}`, `{"a":{"b":1},"c":2}`, `{"a":{"c":3}}`, `3`, `0.5`, `-2`}
 	exprs := []string{`%[1]s + %[2]s`, `%[1]s - %[2]s`, `%[1]s * %[2]s`, `%[1]s / %[2]s`, `%[1]s %% %[2]s`,

@@ -31,8 +31,9 @@ func TestEveryShapeKeepsBothPromisesOverHTTP(t *testing.T) {
 	exact, err := budget.Exact("")
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(20, 20))
-	for i := range 2 * len(shapes.Shapes) {
-		resp := shapes.Generate(r, i, []int{8000, 120000}[i/len(shapes.Shapes)])
+	sizes := shapes.Sizes(8000, 120000)
+	for i := range len(sizes) * len(shapes.Shapes) {
+		resp := shapes.Generate(r, i, sizes[i/len(shapes.Shapes)])
 		cfg := ctxfit.Config{Secret: secret, Threshold: 500 + r.IntN(3000), ChunkTokens: 200 + r.IntN(2000),
 			Mode:         []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
 			ShapeTimeout: ctxfit.Duration(time.Hour)} // a test of what is sent, not of when

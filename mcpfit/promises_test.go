@@ -30,8 +30,9 @@ func TestEveryShapeKeepsBothPromisesOverMCP(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 30))
 	links := 0
 	t.Cleanup(func() { assert.Positive(t, links, "some shaped results link their original") })
-	for i := range 2 * len(shapes.Shapes) {
-		resp := shapes.Generate(r, i, []int{8000, 100000}[i/len(shapes.Shapes)])
+	sizes := shapes.Sizes(8000, 100000)
+	for i := range len(sizes) * len(shapes.Shapes) {
+		resp := shapes.Generate(r, i, sizes[i/len(shapes.Shapes)])
 		cfg := ctxfit.Config{Threshold: 500 + r.IntN(3000), ChunkTokens: 200 + r.IntN(2000),
 			Mode:         []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)],
 			ShapeTimeout: ctxfit.Duration(time.Hour)} // a test of what is sent, not of when

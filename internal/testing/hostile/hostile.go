@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
@@ -33,21 +34,29 @@ type Case struct {
 }
 
 // Cases are the hostile results, one a tool. They are built once; the
-// caller must not modify them.
+// caller must not modify them. Under go test -short (test.sh's -race
+// section) each is an eighth of its size, but the escapes whole, the
+// images a quarter and the mixed media six blocks (every kind): still over
+// the threshold of the tests, so every one is shaped (the checks require
+// its link). The full sizes run once, without -race.
 func Cases() []Case { return cases() }
 
 var cases = sync.OnceValue(func() []Case {
+	n := func(full int) int { return full }
+	if testing.Short() {
+		n = func(full int) int { return full / 8 }
+	}
 	return []Case{
-		{"links", result(links(1500), "", "", false)},
-		{"embedded", result(embedded(120), "", "", false)},
-		{"blocks", result(texts(2000), "", "", false)},
-		{"huge_error", result([]string{text(words(15000))}, "", "", true)},
-		{"huge_meta", result([]string{text("a small result")}, meta(120000), "", false)},
-		{"mixed_media", result(mixed(rand.New(rand.NewPCG(1, 2)), 18), "", "", false)},
+		{"links", result(links(n(1500)), "", "", false)},
+		{"embedded", result(embedded(n(120)), "", "", false)},
+		{"blocks", result(texts(n(2000)), "", "", false)},
+		{"huge_error", result([]string{text(words(n(15000)))}, "", "", true)},
+		{"huge_meta", result([]string{text("a small result")}, meta(n(120000)), "", false)},
+		{"mixed_media", result(mixed(rand.New(rand.NewPCG(1, 2)), max(n(18), 6)), "", "", false)},
 		{"escapes", result([]string{text(escapes(20000))}, "", "", false)},
-		{"big_blocks", result([]string{text(words(9000)), text("between"), text(words(9000))}, "", "", false)},
-		{"structured_and_links", result(links(500), "", structured(1000), false)},
-		{"images", result(images(rand.New(rand.NewPCG(5, 6)), 600), "", "", false)},
+		{"big_blocks", result([]string{text(words(n(9000))), text("between"), text(words(n(9000)))}, "", "", false)},
+		{"structured_and_links", result(links(n(500)), "", structured(n(1000)), false)},
+		{"images", result(images(rand.New(rand.NewPCG(5, 6)), 2*n(600)), "", "", false)},
 	}
 })
 

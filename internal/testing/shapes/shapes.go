@@ -9,8 +9,10 @@ package shapes
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Response is a generated response.
@@ -52,6 +54,17 @@ func Generate(r *rand.Rand, i, n int) Response {
 	resp := s.Make(r, n)
 	resp.Name = s.Name
 	return resp
+}
+
+// Sizes returns sizes as given, and under go test -short (test.sh's -race
+// section) with the largest a quarter of itself: the property tests run at
+// full size once, in the section without -race.
+func Sizes(sizes ...int) []int {
+	if testing.Short() {
+		sizes = slices.Clone(sizes)
+		sizes[len(sizes)-1] /= 4
+	}
+	return sizes
 }
 
 // w writes JSON with a style: compact or pretty, with strings that hold
