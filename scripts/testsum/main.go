@@ -91,6 +91,8 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 	failed := false
 	var failures []string
 	held := map[string]*strings.Builder{} // output of running tests, by package and test
+	heldIn := map[string]string{}         // the package of each held test
+	passed := map[string]bool{}           // packages whose test binary passed
 	shuffle := map[string]string{}        // each package's -test.shuffle line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
@@ -118,12 +120,15 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 			}
 		case e.Test == "" && e.Action == "fail":
 			failed = true
+		case e.Test == "" && e.Action == "pass":
+			passed[e.Package] = true
 		case e.Test == "":
 		case e.Action == "output":
 			b := held[key]
 			if b == nil {
 				b = &strings.Builder{}
 				held[key] = b
+				heldIn[key] = e.Package
 			}
 			if b.Len() < 1<<20 {
 				b.WriteString(e.Output)
@@ -147,9 +152,14 @@ func summarize(r io.Reader, w io.Writer) (counts, bool, error) {
 	if err := sc.Err(); err != nil {
 		return c, true, err
 	}
-	// A test still held ran when the binary died (a panic in another
-	// goroutine, a time-out): its output says where.
+	// A test still held in a package that did not pass ran when the binary
+	// died (a panic in another goroutine, a time-out): its output says
+	// where. (A benchmark has no pass event: in a package that passed, it
+	// passed.)
 	for key, b := range held {
+		if passed[heldIn[key]] {
+			continue
+		}
 		fmt.Fprintf(w, "== output of %s, running when its test binary ended:\n%s", key, b.String())
 	}
 	if len(failures) > 0 {
@@ -167,6 +177,11 @@ func quiet(out string) bool {
 	switch strings.TrimSpace(out) {
 	case "PASS", "testing: warning: no tests to run":
 		return true
+	}
+	for _, p := range []string{"goos: ", "goarch: ", "pkg: ", "cpu: "} { // a benchmark run's heading
+		if strings.HasPrefix(out, p) {
+			return true
+		}
 	}
 	return false
 }

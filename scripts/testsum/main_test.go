@@ -41,3 +41,22 @@ func TestABuildFailureFails(t *testing.T) {
 	assert.True(t, failed)
 	assert.Equal(t, "x.go:1: syntax error\n", out.String())
 }
+
+func TestABenchmarkOfAPackageThatPassedIsNotShown(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"output","Package":"p","Output":"goos: linux\n"}`,
+		`{"Action":"run","Package":"p","Test":"BenchmarkX"}`,
+		`{"Action":"output","Package":"p","Test":"BenchmarkX","Output":"BenchmarkX-2 \t 1\t 5 ns/op\n"}`,
+		`{"Action":"run","Package":"q","Test":"BenchmarkY"}`,
+		`{"Action":"output","Package":"q","Test":"BenchmarkY","Output":"panic: boom\n"}`,
+		`{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}`,
+		`{"Action":"pass","Package":"p"}`,
+		`{"Action":"output","Package":"q","Output":"FAIL\tq\t0.1s\n"}`,
+		`{"Action":"fail","Package":"q"}`,
+	}, "\n")
+	var out strings.Builder
+	_, failed, err := summarize(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	assert.True(t, failed)
+	assert.Equal(t, "ok  \tp\t0.1s\nFAIL\tq\t0.1s\n== output of q BenchmarkY, running when its test binary ended:\npanic: boom\n", out.String())
+}
