@@ -20,9 +20,9 @@ import (
 // hard cap, never an error, and following it rebuilds the original.
 func TestATimeOutAnswersValidResultsNeverAnError(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 3))
-	n := 12
+	n := 4
 	if testing.Short() {
-		n = 3
+		n = 2
 	}
 	cases := make([]hostile.Case, n)
 	for i := range cases {
