@@ -325,12 +325,14 @@ func (s *shaper) guard(run func() (Result, error)) (res Result, err error) {
 // timedOut answers a response whose shaping ran past Config.ShapeTimeout
 // with a still lossless part that counts nothing (a token is at least one
 // byte), recorded as a fallback, instead of an error that loses a readable
-// answer: the byte-bounded cut from the response's start; for an explicit
-// request (a query, a search, fields, lines) the cut of its answer, or a
-// search page bounded by bytes (shaper.lossless). It does not when the
-// request itself is gone, when an explicit request's answer was not made
-// in time (a query that ran past the limit has no answer to cut), or in a
-// windowed continuation (which decides itself).
+// answer: the byte-bounded cut from the response's start; for a
+// continuation, its page, chunk or part with bytes counted for tokens;
+// for an explicit request (a query, a search, fields, lines) the cut of
+// its answer, or a search page bounded by bytes (shaper.lossless). It
+// does not when the request itself is gone, when an explicit request's
+// answer was not made in time (a query that ran past the limit has no
+// answer to cut), or in a windowed continuation (which then reads the
+// whole snapshot: see windowTry).
 func (s *shaper) timedOut() (Result, bool) {
 	if s.parent == nil || s.parent.Err() != nil || s.src != nil || s.lossless == nil && s.req.explicit() {
 		return Result{}, false
@@ -504,6 +506,7 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	// The first response measured the snapshot; counting it again on every
 	// continuation would make following a large response quadratic.
 	s.rec = telemetry.Record{BytesBefore: len(data), TokensBefore: int(r.tokens), TokensBeforeEstimated: r.tokensEstimated, CacheHit: cacheHit}
+	s.resumeOnTimeOut(r)
 	res, err := s.guard(func() (Result, error) {
 		switch {
 		case req.Part != 0:
@@ -542,6 +545,25 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	})
 	res.Record.CacheHit = cacheHit
 	return res, err
+}
+
+// resumeOnTimeOut makes the shaper's time-out answer (see
+// shaper.timedOut) of the continuation of r the answer it continues with
+// bytes counted for tokens: the first response of the part it opens, or
+// its next page or chunk. A search, a query or a drill-down sets its own.
+func (s *shaper) resumeOnTimeOut(r ref) {
+	req := s.req
+	switch {
+	case req.Part != 0:
+		s.lossless = func() (Result, error) { return s.openPart(req.Part) }
+	case r.kind == contSearch, req.Search != nil, req.Query != "" && r.view != "query="+req.Query:
+	case r.kind == contPage, r.kind == contMembers:
+		s.lossless = func() (Result, error) { return s.serveSeq(r, layout{}) }
+	case r.kind == contChunk:
+		s.lossless = func() (Result, error) { return s.serveText(r, layout{}) }
+	case r.kind == contCut:
+		s.lossless = func() (Result, error) { return s.serveCut(r) }
+	}
 }
 
 // openPart serves the first response of the value at offset part of the

@@ -337,40 +337,12 @@ func (s *shaper) searchPage(r ref, q *Search, re *regexp.Regexp) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	var cursor string
-	if next != nil {
-		nr := r
-		nr.pos, nr.index = int64(next.resume), r.index+1
-		if text != nil {
-			nr.line = int64(next.number)
-		} else {
-			nr.offset = int64(next.number)
-		}
-		if cursor, err = s.nextCursor(nr); err != nil {
-			return Result{}, err
-		}
+	cursor, parts, err := s.searchCursors(r, next, text != nil, held)
+	if err != nil {
+		return Result{}, err
 	}
-	var parts string
-	if held && cursor == "" {
-		if parts, err = s.partCursor(); err != nil {
-			return Result{}, err
-		}
-	}
-	out := append([]byte(`{"matches":[`), entries...)
-	out = append(out, "],"...)
-	out = appendCursor(out, "nextCursor", cursor)
-	if parts != "" {
-		out = append(out, ',')
-		out = appendCursor(out, "partCursor", parts)
-	}
-	out = appendTotal(append(out, `,"meta":`...), r.total)
-	out = append(out, `,"shown":`...)
-	out = strconv.AppendInt(out, int64(shown), 10)
-	out = append(out, `,"searched":"`...)
-	out = append(out, map[bool]string{true: "lines", false: "items"}[text != nil]...)
-	out = append(out, `","pattern":`...)
-	out = rawjson.AppendQuoted(out, q.Pattern)
-	out = append(out, "}}"...)
+	out := appendSearchPage(nil, searchPageOf{entries: entries, cursor: cursor, parts: parts, total: r.total, shown: shown,
+		lines: text != nil, pattern: rawjson.AppendQuoted(nil, q.Pattern)})
 	res, err := s.finish(out, telemetry.StrategySearch)
 	if err != nil {
 		return res, err
@@ -392,6 +364,65 @@ func (s *shaper) searchPage(r ref, q *Search, re *regexp.Regexp) (Result, error)
 	}
 	res.Guidance = fmt.Sprintf("%s; showing %d (%s tokens; budget %s).", found, shown, thousands(res.Record.TokensAfter), thousands(s.rl.budget.Threshold))
 	return res, nil
+}
+
+// searchCursors returns the cursors of a search page of r: the
+// nextCursor that continues the search at next (nil for none; lines when
+// the search reads lines of text, else items), and, when the page held a
+// match back and no nextCursor leads on, the partCursor that opens it.
+func (s *shaper) searchCursors(r ref, next *match, lines, held bool) (cursor, parts string, err error) {
+	if next != nil {
+		nr := r
+		nr.pos, nr.index = int64(next.resume), r.index+1
+		if lines {
+			nr.line = int64(next.number)
+		} else {
+			nr.offset = int64(next.number)
+		}
+		cursor, err = s.nextCursor(nr)
+		return cursor, "", err
+	}
+	if held {
+		parts, err = s.partCursor()
+	}
+	return "", parts, err
+}
+
+// searchPageOf is what a search page holds: its entries (JSON values
+// separated by commas), cursors, totals, what it searched and the pattern
+// (as a JSON string).
+type searchPageOf struct {
+	entries       []byte
+	cursor, parts string
+	total         int64
+	shown         int
+	lines         bool
+	pattern       []byte
+	timedOut      bool
+}
+
+// appendSearchPage appends the body of a search page:
+// {"matches":[...],"nextCursor":...,"meta":{...}}.
+func appendSearchPage(out []byte, p searchPageOf) []byte {
+	out = append(out, `{"matches":[`...)
+	out = append(out, p.entries...)
+	out = append(out, "],"...)
+	out = appendCursor(out, "nextCursor", p.cursor)
+	if p.parts != "" {
+		out = append(out, ',')
+		out = appendCursor(out, "partCursor", p.parts)
+	}
+	out = appendTotal(append(out, `,"meta":`...), p.total)
+	out = append(out, `,"shown":`...)
+	out = strconv.AppendInt(out, int64(p.shown), 10)
+	out = append(out, `,"searched":"`...)
+	out = append(out, map[bool]string{true: "lines", false: "items"}[p.lines]...)
+	out = append(out, `","pattern":`...)
+	out = append(out, p.pattern...)
+	if p.timedOut {
+		out = append(out, `,"timedOut":true`...)
+	}
+	return append(out, "}}"...)
 }
 
 // totalUnknown is the total of a search whose first page ran out of time
@@ -468,38 +499,12 @@ func (s *shaper) searchCut(r ref, q *Search, re *regexp.Regexp) (Result, error) 
 	if next == nil {
 		next = stop
 	}
-	var cursor, parts string
-	if next != nil {
-		nr := r
-		nr.pos, nr.index = int64(next.resume), r.index+1
-		if text != nil {
-			nr.line = int64(next.number)
-		} else {
-			nr.offset = int64(next.number)
-		}
-		if cursor, err = s.nextCursor(nr); err != nil {
-			return Result{}, err
-		}
-	} else if held {
-		if parts, err = s.partCursor(); err != nil {
-			return Result{}, err
-		}
+	cursor, parts, err := s.searchCursors(r, next, text != nil, held)
+	if err != nil {
+		return Result{}, err
 	}
-	out := append([]byte(`{"matches":[`), entries...)
-	out = append(out, "],"...)
-	out = appendCursor(out, "nextCursor", cursor)
-	if parts != "" {
-		out = append(out, ',')
-		out = appendCursor(out, "partCursor", parts)
-	}
-	out = appendTotal(append(out, `,"meta":`...), r.total)
-	out = append(out, `,"shown":`...)
-	out = strconv.AppendInt(out, int64(shown), 10)
-	out = append(out, `,"searched":"`...)
-	out = append(out, map[bool]string{true: "lines", false: "items"}[text != nil]...)
-	out = append(out, `","pattern":`...)
-	out = append(out, pattern...)
-	out = append(out, `,"timedOut":true}}`...)
+	out := appendSearchPage(nil, searchPageOf{entries: entries, cursor: cursor, parts: parts, total: r.total, shown: shown,
+		lines: text != nil, pattern: pattern, timedOut: true})
 	if len(out) > s.rl.budget.HardCap {
 		return Result{}, errOverCap
 	}

@@ -45,8 +45,9 @@ type shaper struct {
 	id     string // data's content ID, once computed (see contentID)
 	format string // of pages: FormatTOON, or "" for JSON
 	rec    telemetry.Record
-	// fallback is set once a strategy panicked: the byte cut then counts
-	// nothing.
+	// fallback is set once a strategy panicked (the byte cut then counts
+	// nothing) or ran past its time limit (what is answered then counts
+	// bytes: see shaper.counter).
 	fallback bool
 	// stranded is set when a next cursor could not be issued (see
 	// errNoContinuation).
@@ -80,12 +81,24 @@ var errOverCap = errors.New("ctxfit: over the hard cap")
 // errTimeout is returned when shaping runs past Config.ShapeTimeout.
 var errTimeout = errors.New("ctxfit: shaping took longer than the time limit")
 
-func (s *shaper) counter() budget.Counter { return s.e.counter }
+func (s *shaper) counter() budget.Counter {
+	if s.fallback {
+		return byteCount{}
+	}
+	return s.e.counter
+}
+
+// byteCount counts a text's bytes: an upper bound of its tokens (a token is
+// at least one byte) that costs nothing, for what shaping answers once it
+// ran past its time limit (see shaper.timedOut).
+type byteCount struct{}
+
+func (byteCount) Count(text string) int { return len(text) }
 
 // count returns the exact count of b, or a number over limit when it is
-// over limit (counting stops there).
+// over limit (counting stops there); past the time limit, its bytes.
 func (s *shaper) count(b []byte, limit int) int {
-	return budget.CountUpTo(s.e.counter, view(b), limit)
+	return budget.CountUpTo(s.counter(), view(b), limit)
 }
 
 // measure sets the record's size before shaping for data: its exact token
@@ -270,7 +283,7 @@ const (
 // finish adds the budget fields to a shaped body and counts it exactly;
 // errOverCap when it is over the hard cap.
 func (s *shaper) finish(out []byte, strategy telemetry.Strategy) (Result, error) {
-	out, tokens := withBudget(out, s.e.counter, s.rl.budget)
+	out, tokens := withBudget(out, s.counter(), s.rl.budget)
 	if tokens > s.rl.budget.HardCap {
 		return Result{}, errOverCap
 	}

@@ -169,3 +169,69 @@ func searchMatches(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, fetch ctxf
 	t.Fatal("too many pages")
 	return nil
 }
+
+// TestAContinuationPastItsTimeLimitAnswersItsPartNotAnError shapes a first
+// response in time, then lets every continuation's shaping run out of
+// time at once: each next page, chunk and opened part answers its own
+// part with bytes counted for tokens (a token is at least one byte),
+// within the hard cap, never a shaping_timeout error (a stored snapshot
+// read in windows included), and following them all rebuilds the
+// original byte for byte.
+func TestAContinuationPastItsTimeLimitAnswersItsPartNotAnError(t *testing.T) {
+	items := make([]map[string]any, 60)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "name": fmt.Sprintf("guest %d", i)}
+		if i%20 == 3 {
+			items[i]["notes"] = strings.Repeat(fmt.Sprintf("note %d of a long stay. ", i), 200) // held back as a part
+		}
+	}
+	array, err := json.Marshal(items)
+	require.NoError(t, err)
+	var text strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&text, "line %d of the log: café \"quoted\" \\ %s\n", i+1, strings.Repeat("x", i%50))
+	}
+	object, err := json.Marshal(map[string]any{"id": 7, "body": text.String()})
+	require.NoError(t, err)
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		for _, tc := range []struct {
+			name, ct string
+			body     []byte
+			timesOut bool // a text's chunks are cut without a look at the clock
+		}{
+			{"the pages and parts of a list", "application/json", array, true},
+			{"the chunks of a text", "text/plain", []byte(text.String()), false},
+			{"the chunks of a string in an object", "application/json", object, false},
+		} {
+			t.Run(fmt.Sprintf("%s in %s mode come as parts, not errors", tc.name, mode), func(t *testing.T) {
+				cfg := ctxfit.Config{Threshold: 500, HardCap: 1000, Mode: mode, Secret: secret,
+					ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour)}
+				g, err := ctxfit.New(&ctxfit.Options{Config: cfg})
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = g.Close() })
+				var shapings atomic.Int64
+				ctxfit.SetShapeContext(g, func(ctx context.Context, _ time.Duration) (context.Context, context.CancelFunc) {
+					e := &expiring{Context: ctx, done: make(chan struct{})}
+					if shapings.Add(1) > 1 {
+						e.expire() // every continuation runs out of time at once
+					}
+					return e, e.expire
+				})
+				req := ctxfit.Request{Endpoint: "GET /x", Path: "/x"}
+				fetch := serve(tc.body, tc.ct)
+				first, err := g.Handle(context.Background(), req, fetch)
+				require.NoError(t, err)
+				require.NotEmpty(t, first.Next, "the first response is shaped in time, with a cursor")
+				next := req
+				next.Cursor = first.Next
+				res, err := g.Handle(context.Background(), next, fetch)
+				require.NoError(t, err, "a continuation past its time limit answers its part, not an error")
+				if tc.timesOut {
+					assert.Equal(t, "shaping_timeout", res.Record.Fallback)
+				}
+				shapings.Store(0) // the first response in time again
+				assert.Equal(t, string(tc.body), string(followAll(t, g, req, fetch, cfg.HardCap)), "the parts rebuild the original byte for byte")
+			})
+		}
+	}
+}

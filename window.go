@@ -2,6 +2,7 @@ package ctxfit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ctxfit/ctxfit/store"
@@ -164,8 +165,8 @@ func (g *Guard) continueWindowed(w *windowed) (res Result, err error, ok bool) {
 var errWindowPanic = fmt.Errorf("ctxfit: a windowed continuation panicked")
 
 // windowTry is one try of continueWindowed, reading from src: again is set
-// when the window was too short (err nil) or the strategy panicked (err
-// errWindowPanic).
+// when the window was too short (err nil), the strategy panicked (err
+// errWindowPanic) or ran past the time limit (err ErrShapeTimeout).
 func (g *Guard) windowTry(w *windowed, src *rangeSource, try int) (res Result, err error, again bool) {
 	r, req := w.r, w.req
 	s := g.shaper(w.ctx, w.e, w.rl, req, nil)
@@ -191,5 +192,10 @@ func (g *Guard) windowTry(w *windowed, src *rangeSource, try int) (res Result, e
 		}
 		return s.serveSeq(r, layout{})
 	})
+	if errors.Is(err, ErrShapeTimeout) && w.ctx.Err() == nil {
+		// Past the time limit: the whole snapshot answers the part it
+		// continues with (see shaper.timedOut), not an error.
+		return Result{}, err, true
+	}
 	return res, err, false
 }

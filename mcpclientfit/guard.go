@@ -67,6 +67,8 @@ func (cg *Guard) Install(c *mcp.Client) {
 const (
 	methodCallTool     = "tools/call"
 	methodReadResource = "resources/read"
+	methodGetPrompt    = "prompts/get"
+	methodComplete     = "completion/complete"
 )
 
 // Middleware returns the sending middleware of the Guard:
@@ -87,6 +89,10 @@ const (
 //     of the same uri (_meta "dev.ctxfit/guidance": true), a blob held back is
 //     a text content at its ctxfit://r/... uri saying what it was (_meta
 //     "dev.ctxfit/heldBack": the blob's uri);
+//   - prompts/get is sent, and its result shaped (endpoint "prompts/get"),
+//     then passed through the egress gate; completion/complete is sent and
+//     its result passed through the egress gate (endpoint
+//     "completion/complete": the values that fit, hasMore set);
 //   - every other request passes through.
 //
 // When a result needs shaping and the Guard cannot shape it (the snapshot
@@ -110,6 +116,14 @@ func (cg *Guard) Middleware() mcp.Middleware {
 			case *mcp.ReadResourceParams:
 				if method == methodReadResource && p != nil {
 					return cg.readResource(ctx, next, method, req, session, p)
+				}
+			case *mcp.GetPromptParams:
+				if method == methodGetPrompt && p != nil {
+					return cg.getPrompt(ctx, next, method, req, session, p)
+				}
+			case *mcp.CompleteParams:
+				if method == methodComplete && p != nil {
+					return cg.complete(ctx, next, method, req)
 				}
 			case *mcp.ListToolsParams:
 				res, err := next(ctx, method, req)
@@ -290,6 +304,78 @@ func (cg *Guard) readResource(ctx context.Context, next mcp.MethodHandler, metho
 	return &out, nil
 }
 
+func (cg *Guard) getPrompt(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request, session *mcp.ClientSession, p *mcp.GetPromptParams) (mcp.Result, error) {
+	if !cg.core.Names.Guards(cg.g.Config(), mcpcore.GetPromptTool) {
+		return next(ctx, method, req)
+	}
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	gr, ok := res.(*mcp.GetPromptResult)
+	if !ok || gr == nil {
+		return res, nil
+	}
+	args, err := jsonwire.MarshalUnescaped(p.Arguments)
+	if err != nil {
+		return res, nil
+	}
+	pargs, err := mcpcore.PromptArguments(p.Name, args)
+	if err != nil {
+		return res, nil
+	}
+	cg.core.Remember(mcpcore.GetPromptTool+" "+p.Name, session)
+	wire, err := jsonwire.MarshalUnescaped(gr)
+	if err != nil {
+		return res, nil
+	}
+	call := mcpcore.Call{Tool: mcpcore.GetPromptTool, Arguments: pargs, Subject: cg.core.Subject(ctx)}
+	shaped, serr := cg.core.Shaper.ShapePrompt(ctx, call, wire)
+	if serr != nil {
+		shaped.Result = nil
+	}
+	return cg.gated(ctx, call, res, wire, shaped.Result, serr, &mcp.GetPromptResult{})
+}
+
+func (cg *Guard) complete(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	if !cg.core.Names.Guards(cg.g.Config(), mcpcore.CompleteTool) {
+		return next(ctx, method, req)
+	}
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	cr, ok := res.(*mcp.CompleteResult)
+	if !ok || cr == nil {
+		return res, nil
+	}
+	wire, err := jsonwire.MarshalUnescaped(cr)
+	if err != nil {
+		return res, nil
+	}
+	call := mcpcore.Call{Tool: mcpcore.CompleteTool, Subject: cg.core.Subject(ctx)}
+	return cg.gated(ctx, call, res, wire, nil, nil, &mcp.CompleteResult{})
+}
+
+// gated passes a prompts/get or completion/complete result (res, as wire
+// JSON; shaped what shaping made of it, serr why it failed) through the
+// egress gate, and returns res itself when the gate left it as it was,
+// else the gate's message read into out.
+func (cg *Guard) gated(ctx context.Context, call mcpcore.Call, res mcp.Result, wire, shaped json.RawMessage, serr error, out mcp.Result) (mcp.Result, error) {
+	gated, err := cg.core.Shaper.Gate(ctx, call, wire, shaped)
+	if err != nil {
+		e := mcpcore.ErrorOf(cmp.Or(serr, err))
+		return nil, &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+	}
+	if bytes.Equal(gated, wire) {
+		return res, nil
+	}
+	if err := json.Unmarshal(gated, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func isOwnURI(uri string) bool {
 	return len(uri) > len(mcpcore.ResourcePrefix) && uri[:len(mcpcore.ResourcePrefix)] == mcpcore.ResourcePrefix
 }
@@ -317,6 +403,28 @@ func (cg *Guard) rerun(fallback *mcp.ClientSession) mcpcore.Rerun {
 				return nil, err
 			}
 			return mcpcore.ReadAsToolResult(wire)
+		}
+		if tool == mcpcore.GetPromptTool {
+			var p struct {
+				Name      string            `json:"name"`
+				Arguments map[string]string `json:"arguments"`
+			}
+			if err := json.Unmarshal(args, &p); err != nil {
+				return nil, err
+			}
+			s := cg.core.Runner(mcpcore.GetPromptTool+" "+p.Name, fallback)
+			if s == nil {
+				return nil, &mcpcore.ToolError{Message: "no MCP session has got the prompt " + p.Name}
+			}
+			gr, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: p.Arguments})
+			if err != nil {
+				return nil, toolError(err)
+			}
+			wire, err := jsonwire.MarshalUnescaped(gr)
+			if err != nil {
+				return nil, err
+			}
+			return mcpcore.PromptAsToolResult(wire)
 		}
 		s := cg.core.Runner(tool, fallback)
 		if s == nil {

@@ -139,6 +139,24 @@ func (cg *Guard) rerun(fallback *wrapped) mcpcore.Rerun {
 			}
 			return mcpcore.ReadAsToolResult(raw)
 		}
+		if tool == mcpcore.GetPromptTool {
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if err := json.Unmarshal(args, &p); err != nil {
+				return nil, err
+			}
+			w := cg.core.Runner(mcpcore.GetPromptTool+" "+p.Name, fallback)
+			if w == nil {
+				return nil, &mcpcore.ToolError{Message: "no MCP transport has got the prompt " + p.Name}
+			}
+			raw, err := w.send(ctx, string(mcp.MethodPromptsGet), map[string]any{"name": p.Name, "arguments": p.Arguments})
+			if err != nil {
+				return nil, err
+			}
+			return mcpcore.PromptAsToolResult(raw)
+		}
 		w := cg.core.Runner(tool, fallback)
 		if w == nil {
 			return nil, &mcpcore.ToolError{Message: "no MCP transport has called the tool " + tool}
@@ -235,7 +253,9 @@ type call struct {
 
 // SendRequest answers tools/call of the continuation tools and
 // resources/read of ctxfit:// URIs itself, shapes the results of other
-// tools/call and resources/read requests, and passes everything else on.
+// tools/call and resources/read requests, passes prompts/get results
+// (shaped first) and completion/complete results through the egress gate,
+// and passes everything else on.
 func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	method := mcp.MCPMethod(req.Method)
 	if method == mcp.MethodToolsList {
@@ -245,7 +265,11 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 		}
 		return resp, err
 	}
-	if method != mcp.MethodToolsCall && method != mcp.MethodResourcesRead {
+	switch method {
+	case mcp.MethodToolsCall, mcp.MethodResourcesRead:
+	case mcp.MethodPromptsGet, mcp.MethodCompletionComplete:
+		return w.sendGated(ctx, req, method)
+	default:
 		return w.inner.SendRequest(ctx, req)
 	}
 	params, err := json.Marshal(req.Params)
@@ -320,6 +344,56 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 			return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID,
 				Error: &mcp.JSONRPCErrorDetails{Code: e.RPCCode(), Message: e.Text()}}, nil
 		}
+	}
+	if bytes.Equal(gated, resp.Result) {
+		return resp, nil
+	}
+	out := *resp
+	out.Result = gated
+	return &out, nil
+}
+
+// sendGated sends a prompts/get or completion/complete request and passes
+// its result through the egress gate (a prompt shaped first).
+func (w *wrapped) sendGated(ctx context.Context, req transport.JSONRPCRequest, method mcp.MCPMethod) (*transport.JSONRPCResponse, error) {
+	cg := w.cg
+	call := mcpcore.Call{Tool: mcpcore.CompleteTool, Subject: cg.core.Subject(ctx)}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if method == mcp.MethodPromptsGet {
+		params, err := json.Marshal(req.Params)
+		if err != nil || json.Unmarshal(params, &p) != nil {
+			return w.inner.SendRequest(ctx, req)
+		}
+		args, err := mcpcore.PromptArguments(p.Name, p.Arguments)
+		if err != nil {
+			return w.inner.SendRequest(ctx, req)
+		}
+		call.Tool, call.Arguments = mcpcore.GetPromptTool, args
+	}
+	if !cg.core.Names.Guards(cg.g.Config(), call.Tool) {
+		return w.inner.SendRequest(ctx, req)
+	}
+	resp, err := w.inner.SendRequest(ctx, req)
+	if err != nil || resp == nil || resp.Error != nil || needsInput(resp.Result) {
+		return resp, err
+	}
+	var shaped json.RawMessage
+	var serr error
+	if call.Tool == mcpcore.GetPromptTool {
+		cg.core.Remember(mcpcore.GetPromptTool+" "+p.Name, w)
+		var sh mcpcore.Shaped
+		if sh, serr = cg.core.Shaper.ShapePrompt(ctx, call, resp.Result); serr == nil {
+			shaped = sh.Result
+		}
+	}
+	gated, err := cg.core.Shaper.Gate(ctx, call, resp.Result, shaped)
+	if err != nil {
+		e := mcpcore.ErrorOf(cmp.Or(serr, err))
+		return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID,
+			Error: &mcp.JSONRPCErrorDetails{Code: e.RPCCode(), Message: e.Text()}}, nil
 	}
 	if bytes.Equal(gated, resp.Result) {
 		return resp, nil

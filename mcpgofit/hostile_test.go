@@ -27,7 +27,19 @@ const hostileHardCap = 2000
 // hostileServer serves the hostile results (hostile.Cases), a read-only
 // tool each.
 func hostileServer() *server.MCPServer {
-	s := server.NewMCPServer("hostile", "1", server.WithToolCapabilities(true))
+	s := server.NewMCPServer("hostile", "1", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+	// The edges besides tools (mcpfittest.HostileServer's).
+	s.AddResource(mcp.NewResource(mcpfittest.HostileUIURI, "app", mcp.WithMIMEType(mcpfittest.HostileUIMIME)),
+		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: mcpfittest.HostileUIURI, MIMEType: mcpfittest.HostileUIMIME, Text: mcpfittest.HostileUIPage()}}, nil
+		})
+	s.AddResource(mcp.NewResource(mcpfittest.HostileHugeURI, "huge", mcp.WithMIMEType("text/plain")),
+		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: mcpfittest.HostileHugeURI, MIMEType: "text/plain", Text: mcpfittest.HostileHugeText()}}, nil
+		})
+	s.AddPrompt(mcp.NewPrompt(mcpfittest.HostileHugePrompt), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(mcpfittest.HostileHugeText())}}}, nil
+	})
 	for _, c := range hostile.Cases() {
 		s.AddTool(mcp.NewTool(c.Tool, mcp.WithReadOnlyHintAnnotation(true)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			raw := json.RawMessage(c.Result)
@@ -119,5 +131,69 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 				assert.JSONEq(t, string(mcpfittest.WithoutSDKMeta(t, wantJSON)), string(mcpfittest.WithoutSDKMeta(t, whole)), "the whole result behind its link")
 			})
 		}
+	}
+}
+
+func TestTheHostileEdgesBesidesToolsKeepBothPromises(t *testing.T) {
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		s := hostileServer()
+		require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hostileHardCap, Mode: mode}), nil))
+		guarded := connect(t, s)
+		ctx := context.Background()
+		next := func(cursor string, part int64) ([]byte, error) {
+			args := map[string]any{"cursor": cursor}
+			if part != 0 {
+				args["part"] = part
+			}
+			res := call(t, guarded, mcpcore.DefaultNextTool, args)
+			require.False(t, res.IsError, "%v", texts(t, res))
+			assert.LessOrEqual(t, tokensOf(t, res), hostileHardCap, "a continuation within the hard cap")
+			raw, err := json.Marshal(res)
+			require.NoError(t, err)
+			return follow.ResultBody(raw)
+		}
+		t.Run("a host UI resource passes unchanged and uncounted in "+string(mode)+" mode", func(t *testing.T) {
+			r, err := guarded.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: mcpfittest.HostileUIURI}})
+			require.NoError(t, err)
+			require.Len(t, r.Contents, 1)
+			page := r.Contents[0].(mcp.TextResourceContents)
+			assert.Equal(t, mcpfittest.HostileUIPage(), page.Text, "the page as it is")
+			assert.Equal(t, mcpfittest.HostileUIMIME, page.MIMEType)
+		})
+		t.Run("a huge resource reads within the cap and is rebuilt in "+string(mode)+" mode", func(t *testing.T) {
+			r, err := guarded.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: mcpfittest.HostileHugeURI}})
+			require.NoError(t, err)
+			n := 0
+			for _, rc := range r.Contents {
+				n += mcpfittest.Count(rc.(mcp.TextResourceContents).Text)
+			}
+			assert.LessOrEqual(t, n, hostileHardCap, "a read within the hard cap")
+			rr, err := json.Marshal(r)
+			require.NoError(t, err)
+			first, err := follow.ReadBody(rr)
+			require.NoError(t, err)
+			first = withGuidanceCursor(t, first, r.Contents[len(r.Contents)-1].(mcp.TextResourceContents).Text)
+			got, _, err := follow.Rebuild(first, next)
+			require.NoError(t, err)
+			assert.Equal(t, mcpfittest.HostileHugeText(), string(got), "the resource rebuilt, byte for byte")
+		})
+		t.Run("a huge prompt comes within the cap and is rebuilt in "+string(mode)+" mode", func(t *testing.T) {
+			p, err := guarded.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: mcpfittest.HostileHugePrompt}})
+			require.NoError(t, err)
+			n := 0
+			for _, m := range p.Messages {
+				if tc, ok := m.Content.(mcp.TextContent); ok {
+					n += mcpfittest.Count(tc.Text)
+				}
+			}
+			assert.LessOrEqual(t, n, hostileHardCap, "a prompt within the hard cap")
+			pr, err := json.Marshal(p)
+			require.NoError(t, err)
+			first, err := follow.PromptBody(pr)
+			require.NoError(t, err)
+			got, _, err := follow.Rebuild(first, next)
+			require.NoError(t, err)
+			assert.Equal(t, mcpfittest.HostileHugeText(), string(got), "the prompt rebuilt, byte for byte")
+		})
 	}
 }

@@ -57,7 +57,10 @@ const gateSlack = 16
 //     text/html;profile=mcp-app) pass unchanged, in a resources/read result
 //     or embedded in a tool result;
 //   - a response its handler streams (httpfit: one it flushes before it
-//     ends, an event stream), until streams are shaped.
+//     ends, an event stream), until streams are shaped;
+//   - completion values in mcpgofit: mcp-go has no middleware for
+//     completion/complete, so they pass ungated there; mcpfit, the client
+//     guards and the proxy gate them.
 //
 // Gate returns the message to send for a message toward a model: a tool
 // result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or
@@ -74,10 +77,12 @@ const gateSlack = 16
 // it: a tool result's whole JSON, less the data of media and host-facing
 // content; a resources/read or prompts/get result's texts), it is raw
 // unchanged. Over it, it is
-// a lossless fallback: the first bytes of the message's text that surely
-// fit (at most the hard cap in bytes, cut at a UTF-8 boundary), a line
-// that says what was cut, and a ctxfit://r/... link that reads the rest
-// by ranges (?bytes=A-), kept under the call's subject. An adapter calls
+// a lossless fallback: the first bytes that surely fit (at most the hard
+// cap in bytes, cut at a UTF-8 boundary) of the message's one text, or,
+// when its content is more than one text block (links, media, many
+// blocks), of the whole message as it came; a line that says what was
+// cut; and a ctxfit://r/... link that reads the rest by ranges
+// (?bytes=A-), kept under the call's subject. An adapter calls
 // it with the result of shaping, or with the original when shaping failed
 // (see the list of exceptions above).
 //
@@ -123,7 +128,7 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 	if err != nil {
 		return raw, nil
 	}
-	return s.gateCut(ctx, call, w, tool, b.HardCap)
+	return s.gateCut(ctx, call, w, raw, tool, b.HardCap)
 }
 
 // gateHoldMeta returns w with its _meta held back behind a ctxfit://r/
@@ -256,15 +261,27 @@ func gateReadableTokens(c budget.Counter, raw json.RawMessage, limit int) int {
 	return budget.CountUpTo(c, *r.Text, limit)
 }
 
-// gateCut answers a message over the hard cap: its text (block 0 of tool,
-// the message in tool-result form) is kept behind a ctxfit:// link, and
-// the message answers its first bytes that fit, a guidance line and the
+// gateCut answers a message over the hard cap (raw; tool is the message
+// in tool-result form): what it keeps behind a ctxfit:// link is the
+// message's one text (block 0 of tool: its structured content, else its
+// text) when its content is that one text block, else the whole message
+// as it came (every block, of every kind, in order), and the message
+// answers the first bytes of that which fit, a guidance line and the
 // link, in its own form (w).
-func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, tool json.RawMessage, hardCap int) (json.RawMessage, error) {
-	body, ct, err := BlockBody(tool, 0)
-	if err != nil || len(body) == 0 {
-		// An isError result, or no text at all: its text blocks joined.
-		body, ct = gateJoinedTexts(tool), ""
+func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, raw, tool json.RawMessage, hardCap int) (json.RawMessage, error) {
+	var body []byte
+	var ct string
+	var err error
+	if tw, perr := parseWire(tool); perr == nil && gateOneText(readBlocks(tw.get("content"))) {
+		body, ct, err = BlockBody(tool, 0)
+		if err != nil || len(body) == 0 {
+			// An isError result: its text.
+			body, ct = gateJoinedTexts(tool), ""
+		}
+	} else {
+		// Many blocks, or media, links, blobs: the whole message, so that
+		// nothing of it is lost.
+		body, ct = raw, "application/json"
 	}
 	mimeType := "text/plain"
 	if ct != "" {
@@ -435,6 +452,12 @@ func gateCountedPrefix(c budget.Counter, body []byte, limit int) int {
 		n = gatePrefix(body, int(int64(n)*int64(limit)/int64(t))*9/10, false)
 	}
 	return gatePrefix(body, limit, false)
+}
+
+// gateOneText reports whether a content list is at most one text block
+// (or embedded text resource).
+func gateOneText(blocks []block) bool {
+	return len(blocks) == 0 || len(blocks) == 1 && blocks[0].kind == "text"
 }
 
 // gateJoinedTexts returns the texts of a tool result's text blocks, joined by

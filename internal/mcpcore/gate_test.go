@@ -132,12 +132,25 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 	readArgs := mcpcore.ReadArguments("file:///big.txt")
 	prompt, err := mcpcore.PromptArguments("p", nil)
 	require.NoError(t, err)
+	links := make([]any, 1500)
+	for i := range links {
+		links[i] = map[string]any{"type": "resource_link", "uri": fmt.Sprintf("file:///srv/file-%05d.txt", i), "name": fmt.Sprintf("file-%05d.txt", i)}
+	}
+	manyLinks := mustJSON(t, map[string]any{"content": links})
+	mixed := mustJSON(t, map[string]any{"content": []any{
+		map[string]any{"type": "text", "text": longText(800)},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": strings.Repeat("iVBO", 2000)},
+		map[string]any{"type": "text", "text": longText(800)},
+		map[string]any{"type": "audio", "mimeType": "audio/wav", "data": strings.Repeat("UklG", 2000)},
+	}})
 	for _, tc := range []struct {
 		name string
 		call mcpcore.Call
 		raw  json.RawMessage
 		want string
 	}{
+		{"a result of many resource_link blocks", mcpcore.Call{Tool: "t"}, manyLinks, string(manyLinks)},
+		{"a result of texts, an image and audio", mcpcore.Call{Tool: "t"}, mixed, string(mixed)},
 		{"a tool result's text", mcpcore.Call{Tool: "t"},
 			mustJSON(t, map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}), text},
 		{"an isError result", mcpcore.Call{Tool: "t"},
@@ -220,7 +233,7 @@ func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"an operator's opt-out", "media a model does not read as text", "host-facing content, which a host renders rather than a model reads",
-		"a response its handler streams (httpfit"}, leads)
+		"a response its handler streams (httpfit", "completion values in mcpgofit"}, leads)
 	promise := string(readme)
 	promise = promise[strings.Index(promise, "- **nothing over budget**"):strings.Index(promise, "- **nothing lost, byte for byte**")]
 	promise = strings.Join(strings.Fields(promise), " ")

@@ -21,8 +21,55 @@ import (
 const HostileHardCap = 2000
 
 // HostileServer is an MCP server (official SDK) whose read-only tools
-// return the hostile results ([hostile.Cases]), a tool each.
-func HostileServer() *mcp.Server { return CasesServer(hostile.Cases()) }
+// return the hostile results ([hostile.Cases]), a tool each, and which
+// serves the hostile edges besides tools: a host UI resource
+// ([HostileUIURI]), a huge resource ([HostileHugeURI]) and a huge prompt
+// ([HostileHugePrompt]).
+func HostileServer() *mcp.Server {
+	s := CasesServer(hostile.Cases())
+	s.AddResource(&mcp.Resource{URI: HostileUIURI, Name: "app", MIMEType: HostileUIMIME},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: HostileUIURI, MIMEType: HostileUIMIME, Text: HostileUIPage()}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: HostileHugeURI, Name: "huge", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: HostileHugeURI, MIMEType: "text/plain", Text: HostileHugeText()}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: HostileHugePrompt}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: HostileHugeText()}}}}, nil
+	})
+	return s
+}
+
+// The hostile edges besides tools: a host UI resource (an MCP App page,
+// which passes unchanged and uncounted), a huge resource and a huge
+// prompt (each some 30,000 tokens).
+const (
+	HostileUIURI      = "ui://hostile/mcp-app.html"
+	HostileUIMIME     = "text/html;profile=mcp-app"
+	HostileHugeURI    = "file:///hostile/huge.txt"
+	HostileHugePrompt = "huge_prompt"
+)
+
+// HostileUIPage is the host UI resource's page: far over any budget.
+func HostileUIPage() string {
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><body>")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "<div class=\"page\" id=\"p%d\">page %d &amp; its viewer</div>\n", i, i)
+	}
+	b.WriteString("</body></html>")
+	return b.String()
+}
+
+// HostileHugeText is the text of the huge resource and prompt.
+func HostileHugeText() string {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "line %d: the guest booked a room with a view \"of the harbour\"\n", i)
+	}
+	return b.String()
+}
 
 // CasesServer is an MCP server (official SDK) whose read-only tools
 // return cases, a tool each.
@@ -47,10 +94,79 @@ func CasesServer(cases []hostile.Case) *mcp.Server {
 // continuation within [HostileHardCap] as a client counts them (the
 // JSON of the result, media by what a model reads), isError kept, every
 // block rebuilt in its place by following the cursors and reading the
-// links, and the whole result behind the link to the original. Tools in
-// skip are left out, with the reason given.
+// links, and the whole result behind the link to the original; then the
+// edges besides tools ([CheckHostileEdges]). Tools in skip are left out,
+// with the reason given.
 func CheckHostile(t *testing.T, guarded, raw *mcp.ClientSession, skip map[string]string) {
 	CheckCases(t, guarded, raw, hostile.Cases(), HostileHardCap, skip)
+	CheckHostileEdges(t, guarded, raw, HostileHardCap)
+}
+
+// CheckHostileEdges holds guarded (a session of ctxfit in front of
+// [HostileServer]) to both promises beyond tools: the host UI resource
+// reads as it is (raw, a session of the server itself, reads the same),
+// not counted against the cap; a read of the huge resource and a get of
+// the huge prompt are within hardCap as a client counts their texts, and
+// following them with the continuation tool rebuilds the text byte for
+// byte.
+func CheckHostileEdges(t *testing.T, guarded, raw *mcp.ClientSession, hardCap int) {
+	ctx := context.Background()
+	t.Run("a host UI resource passes unchanged and uncounted", func(t *testing.T) {
+		got, err := guarded.ReadResource(ctx, &mcp.ReadResourceParams{URI: HostileUIURI})
+		require.NoError(t, err)
+		want, err := raw.ReadResource(ctx, &mcp.ReadResourceParams{URI: HostileUIURI})
+		require.NoError(t, err)
+		require.Len(t, got.Contents, 1)
+		assert.Equal(t, want.Contents[0].Text, got.Contents[0].Text, "the page as it is")
+		assert.Equal(t, HostileUIMIME, got.Contents[0].MIMEType)
+		assert.Greater(t, Count(got.Contents[0].Text), hardCap, "over the cap: host-facing content is not counted")
+	})
+	call := func(t *testing.T) follow.Caller {
+		return func(cursor string, part int64) ([]byte, error) {
+			args := map[string]any{"cursor": cursor}
+			if part != 0 {
+				args["part"] = part
+			}
+			res := Call(t, guarded, mcpcore.DefaultNextTool, args)
+			require.False(t, res.IsError, "%v", Texts(t, res))
+			assert.LessOrEqual(t, Tokens(t, res), hardCap, "a continuation within the hard cap")
+			return []byte(Body(t, res)), nil
+		}
+	}
+	t.Run("a huge resource reads within the cap and is rebuilt", func(t *testing.T) {
+		r, err := guarded.ReadResource(ctx, &mcp.ReadResourceParams{URI: HostileHugeURI})
+		require.NoError(t, err)
+		n := 0
+		for _, c := range r.Contents {
+			n += Count(c.Text)
+		}
+		assert.LessOrEqual(t, n, hardCap, "a read within the hard cap")
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		first, err := follow.ReadBody(b)
+		require.NoError(t, err)
+		got, _, err := follow.Rebuild(first, call(t))
+		require.NoError(t, err)
+		assert.Equal(t, HostileHugeText(), string(got), "the resource rebuilt, byte for byte")
+	})
+	t.Run("a huge prompt comes within the cap and is rebuilt", func(t *testing.T) {
+		p, err := guarded.GetPrompt(ctx, &mcp.GetPromptParams{Name: HostileHugePrompt})
+		require.NoError(t, err)
+		n := 0
+		for _, m := range p.Messages {
+			if tc, ok := m.Content.(*mcp.TextContent); ok {
+				n += Count(tc.Text)
+			}
+		}
+		assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
+		b, err := json.Marshal(p)
+		require.NoError(t, err)
+		first, err := follow.PromptBody(b)
+		require.NoError(t, err)
+		got, _, err := follow.Rebuild(first, call(t))
+		require.NoError(t, err)
+		assert.Equal(t, HostileHugeText(), string(got), "the prompt rebuilt, byte for byte")
+	})
 }
 
 // CheckCases is [CheckHostile] for the tools of [CasesServer](cases),
