@@ -21,7 +21,7 @@ func compileJQ(t testing.TB, expr string, own bool) *gojq.Code {
 	require.NoError(t, err)
 	var opts []gojq.CompilerOption
 	if own {
-		opts = withBoundedFunctions(context.Background(), q, expr, 0)
+		opts = withBoundedFunctions(context.Background(), q, expr, queryValueLimit(0))
 	}
 	code, err := gojq.Compile(q, opts...)
 	require.NoError(t, err)
@@ -239,4 +239,56 @@ func BenchmarkBoundedOperators(b *testing.B) {
 			})
 		}
 	}
+}
+
+func TestAQueryThatHoldsMoreThanItsBoundAcrossStepsStopsWithAClearError(t *testing.T) {
+	// Each step within its own bound, together over the query's: only the
+	// time limit stopped them, after gigabytes. A bound of 1 MiB here
+	// (65,536 items), 64 MiB or more in a guard.
+	const limit = 1 << 20
+	for _, expr := range []string{
+		`[range(1e9)] | length`,
+		`[limit(1e9; repeat(1))] | length`,
+		`[1e9 | recurse(. - 1; . > 0)] | length`,
+		`[[range(1e9)] | tostream] | length`,
+		`[1] | map(range(1e9)) | length`,
+		`[1] | walk(range(1e9)) | length`,
+		`[[0]] | sort_by(range(1e9)) | length`,
+		`[[0]] | group_by(range(1e9)) | length`,
+		`[1] | add(range(1e9)) | length`,
+		`{"a":1} | with_entries(range(1e9)) | length`,
+		`[0] | combinations(1e9) | length`,
+		`[range(1e9) | "x" * 100] | length`,
+		`[range(1e9) | {a: 1}] | length`,
+		`[range(1e9) | [0] | .[5] = 1] | length`,
+		`{} | .[range(1e9) | tostring] = 1 | length`,
+		`[range(1e9)] | implode | length`,
+		`[range(1e9) | "abc" | ascii_upcase] | length`,
+		`[range(1e9) | "a,b" | split(",")] | length`,
+		`"x" * 100000 | [match("x"; "g")] | length`,
+		`"x" * 100000 | [splits("")] | length`,
+		`"x" * 100000 | gsub(""; "y") | length`,
+		`"x" * 100000 | explode | length`,
+		`del(.[range(1e9)]) | length`,
+	} {
+		t.Run(expr+" stops at the bound", func(t *testing.T) {
+			q, err := gojq.Parse(expr)
+			require.NoError(t, err)
+			code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+			require.NoError(t, err)
+			got := results(t, code, []any{})
+			assert.Contains(t, got, "error: the query builds ")
+		})
+	}
+	t.Run("a query within the bound answers as gojq does", func(t *testing.T) {
+		for _, expr := range []string{`[range(1000)] | length`, `[range(100)] | map(. * 2) | sort_by(-.) | .[0]`,
+			`{"a":[1]} | .a[3] = 2 | .b.c = 3 | .a[0] |= . + 1`, `[1,2] | .[1:] = [9, 8]`, `[3,1] | pick(.[1])`,
+			`fromstream([[0], 1], [[0]])`, `"a,b" | split(",")`, `[range(5)] | del(.[1, 3])`} {
+			q, err := gojq.Parse(expr)
+			require.NoError(t, err)
+			code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+			require.NoError(t, err)
+			assert.Equal(t, gojqResults(t, nil, expr, false), results(t, code, nil), expr)
+		}
+	})
 }
