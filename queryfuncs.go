@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -839,9 +840,14 @@ func rewriteOps(q *gojq.Query) bool {
 		case gojq.OpAssign, gojq.OpModify, gojq.OpUpdateAdd, gojq.OpUpdateSub, gojq.OpUpdateMul, gojq.OpUpdateDiv,
 			gojq.OpUpdateMod, gojq.OpUpdateAlt:
 			// The paths an update sets are checked before gojq sets them:
-			// .[200000000] = 1 made an array of 200 million items.
-			found = true
-			q.Left = checkedPaths(q.Left)
+			// .[200000000] = 1 made an array of 200 million items. A path
+			// of names and small literal indices (.a.b[0] = 1) sets little
+			// and keeps gojq's fast path for it; what collects its results
+			// counts them (held).
+			if !smallConstPath(q.Left) {
+				found = true
+				q.Left = checkedPaths(q.Left)
+			}
 		}
 		name := map[gojq.Operator]string{gojq.OpAdd: "_add", gojq.OpSub: "_subtract", gojq.OpMul: "_multiply",
 			gojq.OpEq: "_eq", gojq.OpNe: "_ne", gojq.OpLt: "_lt", gojq.OpLe: "_le", gojq.OpGt: "_gt", gojq.OpGe: "_ge"}[q.Op]
@@ -916,6 +922,56 @@ func rewriteOps(q *gojq.Query) bool {
 	}
 	query(q)
 	return found
+}
+
+// maxConstIndex is the largest literal index of a path an update sets
+// unchecked (smallConstPath).
+const maxConstIndex = 1024
+
+// smallConstPath reports whether q is a path of names, literal strings
+// and literal indices up to maxConstIndex, such as .a."b"[0].
+func smallConstPath(q *gojq.Query) bool {
+	if q == nil || q.Left != nil || q.Right != nil || q.Term == nil || len(q.FuncDefs) > 0 {
+		return false
+	}
+	small := func(i *gojq.Index) bool {
+		switch {
+		case i == nil || i.IsSlice:
+			return false
+		case i.Name != "":
+			return true
+		case i.Str != nil:
+			return len(i.Str.Queries) == 0
+		case i.Start != nil && i.End == nil:
+			n := i.Start
+			if n.Left != nil || n.Term == nil || n.Term.Type != gojq.TermTypeNumber || len(n.Term.SuffixList) > 0 {
+				return false
+			}
+			f, err := strconv.ParseFloat(n.Term.Number, 64)
+			return err == nil && f >= 0 && f <= maxConstIndex
+		}
+		return false
+	}
+	t := q.Term
+	switch t.Type {
+	case gojq.TermTypeIndex:
+		if !small(t.Index) {
+			return false
+		}
+	case gojq.TermTypeIdentity:
+	case gojq.TermTypeQuery:
+		if !smallConstPath(t.Query) {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, sf := range t.SuffixList {
+		if sf.Iter || sf.Optional || !small(sf.Index) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkedPaths returns a path expression with the paths of l, each
@@ -1020,11 +1076,16 @@ func (x *jqFuncs) hold(n int) error {
 }
 
 // held is _ctxfit_held: its input, which an array collects, counted by
-// hold (an item, and an object's entries), or hold's error.
+// hold (an item, and an array's items or an object's entries: an array
+// an update filled up to a small literal index counts here), or hold's
+// error.
 func (x *jqFuncs) held(v any, _ []any) any {
 	n := arrayItemBytes
-	if m, ok := v.(map[string]any); ok {
-		n += arrayItemBytes * len(m)
+	switch v := v.(type) {
+	case map[string]any:
+		n += arrayItemBytes * len(v)
+	case []any:
+		n += arrayItemBytes * len(v)
 	}
 	if err := x.hold(n); err != nil {
 		return err

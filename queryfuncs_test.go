@@ -223,7 +223,8 @@ func BenchmarkBoundedOperators(b *testing.B) {
 		items[i] = map[string]any{"id": i, "name": "xavier", "tags": []any{"a", "b"}}
 	}
 	for _, expr := range []string{`[.[] | .id + 1] | length`, `[.[] | select(.id == 7)] | length`, `[.[] | select(.tags < ["b"])] | length`,
-		`[.[] | "\(.id):\(.name)"] | length`, `[.[] | @json] | length`, `map(.id) | sort | length`} {
+		`[.[] | "\(.id):\(.name)"] | length`, `[.[] | @json] | length`, `map(.id) | sort | length`,
+		`[range(20000)] | length`, `map({id}) | length`, `[.[] | .tags[0] = "c"] | length`, `[.[] | .name | split("v")] | length`} {
 		for _, own := range []bool{false, true} {
 			code := compileJQ(b, expr, own)
 			b.Run(fmt.Sprintf("%s/bounded=%v", expr, own), func(b *testing.B) {
@@ -261,6 +262,8 @@ func TestAQueryThatHoldsMoreThanItsBoundAcrossStepsStopsWithAClearError(t *testi
 		`[range(1e9) | "x" * 100] | length`,
 		`[range(1e9) | {a: 1}] | length`,
 		`[range(1e9) | [0] | .[5] = 1] | length`,
+		`[range(1e9) | [] | .[1000] = 1] | length`,
+		`[range(1e9) | {} | .a.b[3] = 1] | length`,
 		`{} | .[range(1e9) | tostring] = 1 | length`,
 		`[range(1e9)] | implode | length`,
 		`[range(1e9) | "abc" | ascii_upcase] | length`,
