@@ -36,8 +36,13 @@ import (
 // @text, @csv, @tsv, @html, @uri, @sh, @base64), comparisons of two
 // values that are not literals, sort, unique, min, max and explode check the
 // JSON length of what they read first (a value that holds itself twice,
-// doubled forty times, is small in memory and a terabyte walked). A
-// query that breaks a limit is a clear error.
+// doubled forty times, is small in memory and a terabyte walked). An
+// update (.[N] = x, |=, setpath, pick, fromstream) that would fill an
+// array up to an index past that bound is an error, and what the query's
+// steps build in all (what arrays collect, the strings and arrays its
+// steps make, what its updates add) is counted against the same bound
+// (jqFuncs.hold), so that [range(1e9)] stops at it, not at the time limit.
+// A query that breaks a limit, or on which gojq panics, is a clear error.
 
 // Limits of a query.
 const (

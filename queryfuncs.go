@@ -78,10 +78,10 @@ def inside($a): . as $b | $a | contains($b);
 var boundedFuncNames = []string{"match", "capture", "scan", "split", "sub", "index", "indices", "contains", "inside"}
 
 // withBoundedFunctions adds ctxfit's own functions and operators to q,
-// the query expr over data of n bytes, and returns the compiler options
-// they need; they check ctx as they go. A query that uses none of them is
-// left alone: compiling the definitions costs more than compiling a small
-// query.
+// the query expr, and returns the compiler options they need; they check
+// ctx as they go, and bound what a step builds, and what the query builds
+// in all, by limit bytes (queryValueLimit). Only the definitions a query
+// names are added: compiling them costs more than compiling a small query.
 func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, limit int) []gojq.CompilerOption {
 	var defs []*gojq.FuncDef
 	if rewriteOps(q) || namesAny(expr, opFuncNames) {
