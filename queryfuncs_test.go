@@ -295,3 +295,68 @@ func TestAQueryThatHoldsMoreThanItsBoundAcrossStepsStopsWithAClearError(t *testi
 		}
 	})
 }
+
+// FuzzQueryAnswersAsGojq runs a jq expression with ctxfit's bounds and
+// with plain gojq: within the bounds, the same outputs, or the same error.
+func FuzzQueryAnswersAsGojq(f *testing.F) {
+	for _, s := range []string{`.a[1] = 2`, `.[2] |= . + 1`, `setpath(["a", 0]; 1)`, `[range(5)] | map(. * 2)`,
+		`pick(.a)`, `del(.a)`, `"a,b" | split(",")`, `[.[] | tostring]`, `to_entries | map(.key)`, `[paths]`,
+		`fromstream(tostream)`, `sort_by(.)`, `.a += 1`, `[limit(3; repeat(1))]`, `"aBc" | ascii_upcase | explode | implode`} {
+		f.Add(s)
+	}
+	input := map[string]any{"a": []any{1, "x", map[string]any{"b": nil}}, "c": 2.5}
+	f.Fuzz(func(t *testing.T, expr string) {
+		q, err := gojq.Parse(expr)
+		if err != nil || len(expr) > 200 {
+			return
+		}
+		theirs, err := gojq.Compile(q)
+		if err != nil {
+			return
+		}
+		q, _ = gojq.Parse(expr)
+		ours, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, queryValueLimit(0))...)
+		require.NoError(t, err, "gojq compiles %q", expr)
+		run := func(code *gojq.Code) (string, bool) {
+			var out []string
+			iter := code.Run(input)
+			for range 64 { // a query may not end: its first outputs are compared
+				v, ok := iter.Next()
+				if !ok {
+					break
+				}
+				if err, ok := v.(error); ok {
+					out = append(out, "error: "+err.Error())
+					break
+				}
+				b, err := gojq.Marshal(v)
+				if err != nil || len(b) > 1<<16 {
+					return "", false
+				}
+				out = append(out, string(b))
+			}
+			return strings.Join(out, "\n"), true
+		}
+		if !looksBounded(expr) {
+			return
+		}
+		want, ok := run(theirs)
+		got, ok2 := run(ours)
+		if !ok || !ok2 || strings.Contains(got, "error: the query builds") || strings.Contains(got, "error: the query sets item") {
+			return
+		}
+		assert.Equal(t, want, got, "%s", expr)
+	})
+}
+
+// looksBounded reports whether expr is short of the words that let a jq
+// expression run long in one output (ranges, recursion, repetition): the
+// fuzz target runs both engines with no time limit.
+func looksBounded(expr string) bool {
+	for _, w := range []string{"range", "repeat", "recurse", "while", "until", "def", "..", "*", "limit", "combinations", "input", "env", "now", "$__loc__", "halt", "debug", "stderr", "error", "getpath", "ltrimstr", "splits", "@", "gsub", "sub(", "test", "match", "capture", "scan", "tojson", "fromjson", "walk", "format"} {
+		if strings.Contains(expr, w) {
+			return false
+		}
+	}
+	return true
+}
