@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/itchyny/gojq"
@@ -35,8 +36,13 @@ import (
 // @text, @csv, @tsv, @html, @uri, @sh, @base64), comparisons of two
 // values that are not literals, sort, unique, min, max and explode check the
 // JSON length of what they read first (a value that holds itself twice,
-// doubled forty times, is small in memory and a terabyte walked). A
-// query that breaks a limit is a clear error.
+// doubled forty times, is small in memory and a terabyte walked). An
+// update (.[N] = x, |=, setpath, pick, fromstream) that would fill an
+// array up to an index past that bound is an error, and what the query's
+// steps build in all (what arrays collect, the strings and arrays its
+// steps make, what its updates add) is counted against the same bound
+// (jqFuncs.hold), so that [range(1e9)] stops at it, not at the time limit.
+// A query that breaks a limit, or on which gojq panics, is a clear error.
 
 // Limits of a query.
 const (
@@ -47,6 +53,15 @@ const (
 // query serves the results of the jq expression expr over s.data.
 func (s *shaper) query(expr string) (Result, error) {
 	out, n, err := runQuery(s.ctx, s.data, expr)
+	var qp *queryPanic
+	if errors.As(err, &qp) {
+		// A bug of the jq engine or of ctxfit's functions, not a cut of the
+		// response: the caller reads that its query failed. The panic's
+		// value may hold anything (data): it goes to the log only.
+		s.g.logger.Error("ctxfit: a query panicked", "endpoint", s.req.Endpoint, "query", shorten(expr, 200),
+			"panic", fmt.Sprint(qp.value), "stack", qp.stack)
+		return Result{}, err
+	}
 	if err != nil {
 		if s.ctx.Err() != nil {
 			return Result{}, errTimeout
@@ -70,9 +85,34 @@ func (s *shaper) query(expr string) (Result, error) {
 	return res, err
 }
 
+// queryTestOptions are compiler options tests add to every query (a
+// function that panics); nil outside tests.
+var queryTestOptions []gojq.CompilerOption
+
+// queryPanic is the error of a query that panicked while it compiled or
+// ran: its message says so, without the panic's value, which may hold
+// anything.
+type queryPanic struct {
+	value any
+	stack string
+}
+
+func (*queryPanic) Error() string {
+	return ErrBadRequest.Error() + ": the query stopped on an internal error of the jq engine (logged for the operator); " +
+		"write it another way (other functions, or a simpler expression)"
+}
+
+func (*queryPanic) Unwrap() error { return ErrBadRequest }
+
 // runQuery evaluates expr over the JSON data and returns its results as a
-// JSON array, and how many there are.
-func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error) {
+// JSON array, and how many there are. A panic while the query compiles or
+// runs is a *queryPanic error.
+func runQuery(ctx context.Context, data []byte, expr string) (_ []byte, _ int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &queryPanic{value: p, stack: string(debug.Stack())}
+		}
+	}()
 	switch {
 	case strings.TrimSpace(expr) == "":
 		return nil, 0, fmt.Errorf("%w: the query is empty; pass a jq expression such as .items[0] or [.[] | select(.status == \"open\")]", ErrBadRequest)
@@ -83,7 +123,8 @@ func runQuery(ctx context.Context, data []byte, expr string) ([]byte, int, error
 	if err != nil {
 		return nil, 0, queryError(expr, err)
 	}
-	opts := append(withBoundedFunctions(ctx, q, expr, len(data)), gojq.WithEnvironLoader(func() []string { return nil }))
+	opts := append(withBoundedFunctions(ctx, q, expr, queryValueLimit(len(data))), gojq.WithEnvironLoader(func() []string { return nil }))
+	opts = append(opts, queryTestOptions...)
 	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: the query does not compile: %v; fix it (jq syntax: https://jqlang.org/manual/)", ErrBadRequest, err)

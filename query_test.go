@@ -3,6 +3,7 @@ package ctxfit_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +192,19 @@ func TestAQueryThatBuildsAValueTooLargeForOneStepIsAClearErrorAndGivesItsRoomBac
 		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | unique | length`, "more than its limit"},
 		{`reduce range(40) as $i (["x"]; [., .]) | [., .] | max | length`, "more than its limit"},
 		{`"x" * 5000000 | explode | length`, "more than its limit"},
+		// gojq fills an array up to an index it sets with nulls: each made
+		// an array of 200 million items (3.2 GB) in one step.
+		{`[] | .[200000000] = 1 | length`, "sets item 200000000 of an array"},
+		{`.b[200000000] |= 1 | length`, "use an object"},
+		{`.b[200000000] += 1 | length`, "use an object"},
+		{`setpath(["a", 2e8]; 1) | length`, "use an object"},
+		{`pick(.b[200000000]) | length`, "use an object"},
+		{`fromstream([[200000000], 1]) | length`, "use an object"},
+		{`"x" * 20000000 | split("") | length`, "more than its limit"},
+		// Steps each within their bound, holding more than it together:
+		// only the time limit stopped it, after gigabytes (more cases:
+		// TestAQueryThatHoldsMoreThanItsBoundAcrossStepsStopsWithAClearError).
+		{`[range(1e9)] | length`, "builds more than its limit of 67108864 bytes in all"},
 	}
 	if testing.Short() {
 		// Each case writes up to its bound (tens of MiB) in one goroutine:
@@ -246,3 +260,26 @@ func TestAQueryThatBuildsAValueTooLargeForOneStepIsAClearErrorAndGivesItsRoomBac
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestAQueryThatPanicsIsAClearQueryErrorThatIsLoggedNotACutOfTheResponse(t *testing.T) {
+	ctxfit.WithPanickingQueryFunction(t)
+	var logs strings.Builder
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour)},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	for _, query := range []string{`panic_for_test`, `.items | map(panic_for_test)`} {
+		t.Run(query, func(t *testing.T) {
+			logs.Reset()
+			res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "x", Query: query},
+				serve([]byte(`{"items":[1,2,3],"name":"x"}`), "application/json"))
+			require.Error(t, err, "not a byte cut of the response: %s", res.Body)
+			require.ErrorIs(t, err, ctxfit.ErrBadRequest)
+			p := ctxfit.ProblemOf(err, ctxfit.Params{})
+			assert.Equal(t, 400, p.Status)
+			assert.Contains(t, p.Detail, "internal error of the jq engine")
+			assert.NotContains(t, p.Detail, "s3cret-data", "the panic's value goes to the log only")
+			assert.Contains(t, logs.String(), "a query panicked")
+			assert.Contains(t, logs.String(), "s3cret-data")
+		})
+	}
+}

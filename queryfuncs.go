@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -52,7 +53,7 @@ def splits($re; $flags): _ctxfit_splits($re; $flags + "g")[];
 def splits($re): splits($re; null);
 def split($re; $flags): [splits($re; $flags)];
 def sub($re; str; $flags): . as $s |
-  [match($re; $flags) | [.offset, .length, [.captures | _captures | str]]] | _ctxfit_sub($s)[];
+  [match($re; $flags) | [.offset, .length, [.captures | _captures | str | _ctxfit_held]]] | _ctxfit_sub($s)[];
 def sub($re; str): sub($re; str; null);
 def gsub($re; str): sub($re; str; "g");
 def gsub($re; str; $flags): sub($re; str; $flags + "g");
@@ -77,11 +78,11 @@ def inside($a): . as $b | $a | contains($b);
 var boundedFuncNames = []string{"match", "capture", "scan", "split", "sub", "index", "indices", "contains", "inside"}
 
 // withBoundedFunctions adds ctxfit's own functions and operators to q,
-// the query expr over data of n bytes, and returns the compiler options
-// they need; they check ctx as they go. A query that uses none of them is
-// left alone: compiling the definitions costs more than compiling a small
-// query.
-func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, n int) []gojq.CompilerOption {
+// the query expr, and returns the compiler options they need; they check
+// ctx as they go, and bound what a step builds, and what the query builds
+// in all, by limit bytes (queryValueLimit). Only the definitions a query
+// names are added: compiling them costs more than compiling a small query.
+func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, limit int) []gojq.CompilerOption {
 	var defs []*gojq.FuncDef
 	if rewriteOps(q) || namesAny(expr, opFuncNames) {
 		defs = append(defs, parseDefs(jqOpDefs).FuncDefs...)
@@ -89,11 +90,11 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, n int
 	if namesAny(expr, boundedFuncNames) {
 		defs = append(defs, parseDefs(jqDefs).FuncDefs...)
 	}
-	if len(defs) == 0 {
-		return nil
+	if namesAny(expr, heldFuncNames) {
+		defs = append(defs, parseDefs(jqHeldDefs).FuncDefs...)
 	}
 	q.FuncDefs = append(defs, q.FuncDefs...)
-	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}, limit: queryValueLimit(n)}
+	x := &jqFuncs{ctx: ctx, cache: map[[2]string]*jqMatcher{}, limit: limit}
 	return []gojq.CompilerOption{
 		gojq.WithFunction("_ctxfit_match", 2, 2, x.match),
 		gojq.WithFunction("_ctxfit_splits", 2, 2, x.splits),
@@ -109,6 +110,11 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, n int
 		gojq.WithFunction("_ctxfit_written", 0, 0, x.written),
 		gojq.WithFunction("_ctxfit_compared", 2, 2, x.compared),
 		gojq.WithFunction("_ctxfit_exploded", 0, 0, x.exploded),
+		gojq.WithFunction("_ctxfit_held", 0, 0, x.held),
+		gojq.WithFunction("_ctxfit_path", 1, 1, x.path),
+		gojq.WithFunction("_ctxfit_sized", 0, 0, x.sized),
+		gojq.WithFunction("_ctxfit_split", 1, 1, x.split),
+		gojq.WithFunction("_ctxfit_imploded", 0, 0, x.imploded),
 	}
 }
 
@@ -138,6 +144,7 @@ type jqFuncs struct {
 	ctx   context.Context
 	cache map[[2]string]*jqMatcher
 	limit int // bytes of JSON of a value one step builds: queryValueLimit
+	built int // bytes the query's steps have built so far: hold
 }
 
 // maxRegexCache bounds the regular expressions a query keeps compiled.
@@ -435,6 +442,9 @@ func (x *jqFuncs) match(v any, args []any) any {
 				"string": s[ix[j*2]:ix[j*2+1]],
 			}
 		}
+		if err := x.hold(arrayItemBytes * (5 + 4*len(captures))); err != nil {
+			return err
+		}
 		res = append(res, map[string]any{
 			"offset":   start,
 			"length":   utf8.RuneCountInString(s[ix[0]:ix[1]]),
@@ -459,6 +469,9 @@ func (x *jqFuncs) splits(v any, args []any) any {
 	res := []any{}
 	next := 0
 	err = m.each(x.ctx, s, all, func(ix []int) error {
+		if err := x.hold(arrayItemBytes); err != nil {
+			return err
+		}
 		res = append(res, s[next:max(next, ix[0])])
 		next = ix[1]
 		return nil
@@ -510,6 +523,9 @@ func (x *jqFuncs) sub(v any, args []any) any {
 			if i == len(outs) {
 				outs = append(outs, &strings.Builder{})
 			}
+			if err := x.hold(len(piece) + len(add)); err != nil {
+				return err
+			}
 			outs[i].WriteString(piece)
 			outs[i].WriteString(add)
 		}
@@ -560,6 +576,9 @@ func (x *jqFuncs) occurrences(name string) func(any, []any) any {
 		case err != nil:
 			return err
 		case name == "indices":
+			if err := x.hold(arrayItemBytes * len(at)); err != nil {
+				return err
+			}
 			res := make([]any, len(at))
 			for i, a := range at {
 				res[i] = a
@@ -678,7 +697,7 @@ def _ctxfit_join0($x): join($x);
 def _ctxfit_tojson0: tojson;
 def _ctxfit_tostring0: tostring;
 def add: _ctxfit_sum | _ctxfit_add0;
-def add(f): [f] | add;
+def add(f): [f | _ctxfit_held] | add;
 def join($x): _ctxfit_joined($x) | _ctxfit_join0($x);
 def tojson: _ctxfit_written | _ctxfit_tojson0;
 def tostring: _ctxfit_written | _ctxfit_tostring0;
@@ -698,12 +717,65 @@ def sort: _ctxfit_written | _ctxfit_sort0;
 def unique: _ctxfit_written | _ctxfit_unique0;
 def min: _ctxfit_written | _ctxfit_min0;
 def max: _ctxfit_written | _ctxfit_max0;
+def _ctxfit_setpath0($p; $v): setpath($p; $v);
+def setpath($p; $v): . as $r | _ctxfit_setpath0($p | _ctxfit_path($r); $v);
+def pick(f): . as $v | reduce path(f) as $p (null; setpath($p; $v | getpath($p)));
+def fromstream(f):
+  foreach f as $pv (
+    null;
+    if .e then null end |
+    $pv as [$p, $v] |
+    if $pv | length == 2 then
+      setpath(["v"] + $p; $v) |
+      setpath(["e"]; $p | length == 0)
+    else
+      setpath(["e"]; $p | length == 1)
+    end;
+    if .e then .v else empty end
+  );
 .`
 
 // opFuncNames are words in a query that call what jqOpDefs defines
 // without an operator the rewrite sees: the update-assignments
 // (+= and the like call _add by name), add, join, tojson, tostring.
-var opFuncNames = []string{"=", "add", "join", "tojson", "tostring", "sort", "unique", "min", "max", "explode"}
+var opFuncNames = []string{"=", "add", "join", "tojson", "tostring", "sort", "unique", "min", "max", "explode", "setpath", "pick", "fromstream"}
+
+// jqHeldDefs shadow gojq's functions that collect what a function they
+// are given makes, or build a value from their input in one step, with
+// ones that count it (hold): gojq's own definitions collect in a scope a
+// query's rewrite does not reach.
+const jqHeldDefs = `
+def map(f): [.[] | f | _ctxfit_held];
+def min_by(f): _min_by(map([f | _ctxfit_held]));
+def max_by(f): _max_by(map([f | _ctxfit_held]));
+def sort_by(f): _sort_by(map([f | _ctxfit_held]));
+def group_by(f): _group_by(map([f | _ctxfit_held]));
+def unique_by(f): _unique_by(map([f | _ctxfit_held]));
+def with_entries(f): to_entries | map(f) | from_entries;
+def walk(f):
+  def _walk:
+    if type == "array" then
+      map(_walk)
+    elif type == "object" then
+      map_values(_walk)
+    end | f;
+  _walk;
+def combinations(n): [limit(n; repeat(.)) | _ctxfit_held] | combinations;
+def del(f): delpaths([path(f) | _ctxfit_held]);
+def JOIN($idx; idx_expr): [.[] | [., $idx[idx_expr]] | _ctxfit_held];
+def _ctxfit_split0($s): split($s);
+def split($s): _ctxfit_split($s) | _ctxfit_split0($s);
+def _ctxfit_implode0: implode;
+def implode: _ctxfit_imploded | _ctxfit_implode0;
+def _ctxfit_downcase0: ascii_downcase;
+def ascii_downcase: _ctxfit_sized | _ctxfit_downcase0;
+def _ctxfit_upcase0: ascii_upcase;
+def ascii_upcase: _ctxfit_sized | _ctxfit_upcase0;
+.`
+
+// heldFuncNames are words in the names of the functions jqHeldDefs
+// defines again.
+var heldFuncNames = []string{"map", "_by", "entries", "walk", "combinations", "del", "JOIN", "split", "implode", "ascii_"}
 
 // rewriteOps turns every +, - and * of q into a call of jqOpDefs'
 // _add, _subtract or _multiply, with the same operands; gojq compiles
@@ -764,6 +836,19 @@ func rewriteOps(q *gojq.Query) bool {
 		term(q.Term)
 		queries(q.Left, q.Right)
 		patterns(q.Patterns)
+		switch q.Op {
+		case gojq.OpAssign, gojq.OpModify, gojq.OpUpdateAdd, gojq.OpUpdateSub, gojq.OpUpdateMul, gojq.OpUpdateDiv,
+			gojq.OpUpdateMod, gojq.OpUpdateAlt:
+			// The paths an update sets are checked before gojq sets them:
+			// .[200000000] = 1 made an array of 200 million items. A path
+			// of names and small literal indices (.a.b[0] = 1) sets little
+			// and keeps gojq's fast path for it; what collects its results
+			// counts them (held).
+			if !smallConstPath(q.Left) {
+				found = true
+				q.Left = checkedPaths(q.Left)
+			}
+		}
 		name := map[gojq.Operator]string{gojq.OpAdd: "_add", gojq.OpSub: "_subtract", gojq.OpMul: "_multiply",
 			gojq.OpEq: "_eq", gojq.OpNe: "_ne", gojq.OpLt: "_lt", gojq.OpLe: "_le", gojq.OpGt: "_gt", gojq.OpGe: "_ge"}[q.Op]
 		if compares := q.Op >= gojq.OpEq && q.Op <= gojq.OpLe; compares && (scalarLiteral(q.Left) || scalarLiteral(q.Right)) {
@@ -799,8 +884,12 @@ func rewriteOps(q *gojq.Query) bool {
 				queries(kv.KeyQuery, kv.Val)
 			}
 		}
-		if t.Array != nil {
+		if t.Array != nil && t.Array.Query != nil {
+			// What an array collects is held until the query ends:
+			// counted, so that [range(1e9)] stops at the query's bound.
 			query(t.Array.Query)
+			t.Array.Query = &gojq.Query{Left: t.Array.Query, Op: gojq.OpPipe, Right: &gojq.Query{Term: &gojq.Term{
+				Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_ctxfit_held"}}}}
 		}
 		if t.Unary != nil {
 			term(t.Unary.Term)
@@ -833,6 +922,81 @@ func rewriteOps(q *gojq.Query) bool {
 	}
 	query(q)
 	return found
+}
+
+// maxConstIndex is the largest literal index of a path an update sets
+// unchecked (smallConstPath).
+const maxConstIndex = 1024
+
+// smallConstPath reports whether q is a path of names, literal strings
+// and literal indices up to maxConstIndex, such as .a."b"[0].
+func smallConstPath(q *gojq.Query) bool {
+	if q == nil || q.Left != nil || q.Right != nil || q.Term == nil || len(q.FuncDefs) > 0 {
+		return false
+	}
+	small := func(i *gojq.Index) bool {
+		switch {
+		case i == nil || i.IsSlice:
+			return false
+		case i.Name != "":
+			return true
+		case i.Str != nil:
+			return len(i.Str.Queries) == 0
+		case i.Start != nil && i.End == nil:
+			n := i.Start
+			if n.Left != nil || n.Term == nil || n.Term.Type != gojq.TermTypeNumber || len(n.Term.SuffixList) > 0 {
+				return false
+			}
+			f, err := strconv.ParseFloat(n.Term.Number, 64)
+			return err == nil && f >= 0 && f <= maxConstIndex
+		}
+		return false
+	}
+	t := q.Term
+	switch t.Type {
+	case gojq.TermTypeIndex:
+		if !small(t.Index) {
+			return false
+		}
+	case gojq.TermTypeIdentity:
+	case gojq.TermTypeQuery:
+		if !smallConstPath(t.Query) {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, sf := range t.SuffixList {
+		if sf.Iter || sf.Optional || !small(sf.Index) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkedPaths returns a path expression with the paths of l, each
+// checked by _ctxfit_path against the value it updates before gojq sets it.
+func checkedPaths(l *gojq.Query) *gojq.Query {
+	q := parseDefs(`. as $__ctxfit_root | getpath(path(_ctxfit_lhs) | _ctxfit_path($__ctxfit_root))`)
+	var put func(*gojq.Query) bool
+	put = func(q *gojq.Query) bool {
+		switch {
+		case q == nil:
+			return false
+		case q.Term != nil && q.Term.Type == gojq.TermTypeFunc && q.Term.Func.Name == "_ctxfit_lhs":
+			q.Term = &gojq.Term{Type: gojq.TermTypeQuery, Query: l}
+			return true
+		case q.Term != nil && q.Term.Type == gojq.TermTypeFunc:
+			for _, a := range q.Term.Func.Args {
+				if put(a) {
+					return true
+				}
+			}
+		}
+		return put(q.Left) || put(q.Right)
+	}
+	put(q)
+	return q
 }
 
 // scalarLiteral reports whether q is a literal number, string (without
@@ -878,9 +1042,147 @@ func (x *jqFuncs) compared(_ any, args []any) any {
 // make an array of its codepoints over the query's bound (16 bytes an
 // item, as + counts arrays; a byte is at most one codepoint).
 func (x *jqFuncs) exploded(v any, _ []any) any {
-	if s, ok := v.(string); ok && 16*len(s) > x.limit {
-		if n := 16 * utf8.RuneCountInString(s); n > x.limit {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	n := arrayItemBytes * len(s)
+	if n > x.limit {
+		if n = arrayItemBytes * utf8.RuneCountInString(s); n > x.limit {
 			return x.tooLarge(n)
+		}
+	}
+	if err := x.hold(n); err != nil {
+		return err
+	}
+	return v
+}
+
+// hold counts n bytes more that the query's steps have built, and is an
+// error once they are over the query's bound: values a query collects (in
+// [...], map, sort_by, ...), the strings and arrays its steps build, and
+// what its updates add are held until it ends, and however small each
+// step, [range(1e9)] or [limit(1e9; repeat(1))] would hold gigabytes
+// before the time limit. The count only grows: it bounds what a query
+// builds in all, so what it holds at once.
+func (x *jqFuncs) hold(n int) error {
+	x.built += n
+	if x.built > x.limit {
+		return fmt.Errorf("the query builds more than its limit of %d bytes in all (arrays count %d bytes an item); "+
+			"collect fewer values: select or limit before [...], map, range, repeat or recurse, and update fewer paths",
+			x.limit, arrayItemBytes)
+	}
+	return nil
+}
+
+// held is _ctxfit_held: its input, which an array collects, counted by
+// hold (an item, and an array's items or an object's entries: an array
+// an update filled up to a small literal index counts here), or hold's
+// error.
+func (x *jqFuncs) held(v any, _ []any) any {
+	n := arrayItemBytes
+	switch v := v.(type) {
+	case map[string]any:
+		n += arrayItemBytes * len(v)
+	case []any:
+		n += arrayItemBytes * len(v)
+	}
+	if err := x.hold(n); err != nil {
+		return err
+	}
+	return v
+}
+
+// path is _ctxfit_path($root): its input, a path an update sets in $root,
+// or an error when it would make an array past the query's bound (gojq
+// fills an array up to an index it sets with nulls: .[200000000] = 1 made
+// 200 million items), or when what it adds to $root is past hold's count.
+func (x *jqFuncs) path(v any, args []any) any {
+	p, ok := v.([]any)
+	if !ok {
+		return v // gojq says what is wrong
+	}
+	cur := args[0]
+	for _, k := range p {
+		switch k := k.(type) {
+		case string:
+			m, _ := cur.(map[string]any)
+			w, ok := m[k]
+			if !ok {
+				if err := x.hold(arrayItemBytes + len(k)); err != nil {
+					return err
+				}
+			}
+			cur = w
+		case int, float64, *big.Int:
+			f, _ := gojq.ToFloat64(k)
+			if f < 0 {
+				return v // gojq's error, or an item from the end
+			}
+			if size := arrayItemBytes * (f + 1); size > float64(x.limit) {
+				return fmt.Errorf("the query sets item %.0f of an array, which would fill it with %.0f items, more than its limit of %d bytes "+
+					"(%d an item); to key values by number, use an object (.[\"%.0f\"] = ...), or append with . + [...]",
+					f, f+1, x.limit, arrayItemBytes, f)
+			}
+			i := int(f)
+			a, _ := cur.([]any)
+			if i >= len(a) {
+				if err := x.hold(arrayItemBytes * (i + 1 - len(a))); err != nil {
+					return err
+				}
+				cur = nil
+			} else {
+				cur = a[i]
+			}
+		default: // a slice: it sets items the array has, or appends what it is given
+			cur = nil
+		}
+	}
+	return v
+}
+
+// sized is _ctxfit_sized: its input, a string a step copies
+// (ascii_downcase, ascii_upcase), counted by hold.
+func (x *jqFuncs) sized(v any, _ []any) any {
+	if s, ok := v.(string); ok {
+		if err := x.hold(len(s)); err != nil {
+			return err
+		}
+	}
+	return v
+}
+
+// split is _ctxfit_split($sep): its input, or an error when split($sep)
+// would make an array of pieces past the query's bound (one a codepoint
+// for an empty separator), counted by hold.
+func (x *jqFuncs) split(v any, args []any) any {
+	s, ok := v.(string)
+	sep, ok2 := args[0].(string)
+	if !ok || !ok2 {
+		return v // gojq says what is wrong
+	}
+	var pieces int
+	if sep == "" {
+		pieces = utf8.RuneCountInString(s)
+	} else {
+		pieces = strings.Count(s, sep) + 1
+	}
+	n := arrayItemBytes * pieces
+	if n > x.limit {
+		return x.tooLarge(n)
+	}
+	if err := x.hold(n); err != nil {
+		return err
+	}
+	return v
+}
+
+// imploded is _ctxfit_imploded: its input, an array of codepoints implode
+// writes as a string of at most 4 bytes each, counted by hold.
+func (x *jqFuncs) imploded(v any, _ []any) any {
+	if a, ok := v.([]any); ok {
+		if err := x.hold(4 * len(a)); err != nil {
+			return err
 		}
 	}
 	return v
@@ -917,6 +1219,9 @@ func (x *jqFuncs) arithmetic(op byte) func(any, []any) any {
 			if n > x.limit {
 				return x.tooLarge(n)
 			}
+			if err := x.hold(n); err != nil {
+				return err
+			}
 		case '-':
 			a, ok := l.([]any)
 			b, ok2 := r.([]any)
@@ -929,8 +1234,12 @@ func (x *jqFuncs) arithmetic(op byte) func(any, []any) any {
 			}
 		case '*':
 			if s, n, ok := repeated(l, r); ok {
-				if size := float64(len(s))*min(n, math.MaxInt32) + 2; size > float64(x.limit) {
+				size := float64(len(s))*min(n, math.MaxInt32) + 2
+				if size > float64(x.limit) {
 					return x.tooLarge(int(min(size, math.MaxInt64/2)))
+				}
+				if err := x.hold(int(size)); err != nil {
+					return err
 				}
 			}
 			if bl, br := intBits(l), intBits(r); bl > 0 && br > 0 && bl+br > maxQueryIntBits {
@@ -1008,6 +1317,9 @@ func (x *jqFuncs) sum(v any, _ []any) any {
 	if n > x.limit {
 		return x.tooLarge(n)
 	}
+	if err := x.hold(n); err != nil {
+		return err
+	}
 	return v
 }
 
@@ -1024,6 +1336,9 @@ func (x *jqFuncs) joined(v any, args []any) any {
 	})
 	if n > x.limit {
 		return x.tooLarge(n)
+	}
+	if err := x.hold(n); err != nil {
+		return err
 	}
 	return v
 }
@@ -1045,10 +1360,15 @@ func each(v any, f func(any)) {
 // written is _ctxfit_written: its input, or an error when its JSON is
 // longer than the bound.
 func (x *jqFuncs) written(v any, _ []any) any {
-	if n, err := jsonAtLeast(x.ctx, v, x.limit); err != nil {
+	n, err := jsonAtLeast(x.ctx, v, x.limit)
+	switch {
+	case err != nil:
 		return err
-	} else if n > x.limit {
+	case n > x.limit:
 		return x.tooLarge(n)
+	}
+	if err := x.hold(n); err != nil {
+		return err
 	}
 	return v
 }

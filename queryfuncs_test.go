@@ -21,7 +21,7 @@ func compileJQ(t testing.TB, expr string, own bool) *gojq.Code {
 	require.NoError(t, err)
 	var opts []gojq.CompilerOption
 	if own {
-		opts = withBoundedFunctions(context.Background(), q, expr, 0)
+		opts = withBoundedFunctions(context.Background(), q, expr, queryValueLimit(0))
 	}
 	code, err := gojq.Compile(q, opts...)
 	require.NoError(t, err)
@@ -229,7 +229,8 @@ func BenchmarkBoundedOperators(b *testing.B) {
 		items[i] = map[string]any{"id": i, "name": "xavier", "tags": []any{"a", "b"}}
 	}
 	for _, expr := range []string{`[.[] | .id + 1] | length`, `[.[] | select(.id == 7)] | length`, `[.[] | select(.tags < ["b"])] | length`,
-		`[.[] | "\(.id):\(.name)"] | length`, `[.[] | @json] | length`, `map(.id) | sort | length`} {
+		`[.[] | "\(.id):\(.name)"] | length`, `[.[] | @json] | length`, `map(.id) | sort | length`,
+		`[range(20000)] | length`, `map({id}) | length`, `[.[] | .tags[0] = "c"] | length`, `[.[] | .name | split("v")] | length`} {
 		for _, own := range []bool{false, true} {
 			code := compileJQ(b, expr, own)
 			b.Run(fmt.Sprintf("%s/bounded=%v", expr, own), func(b *testing.B) {
@@ -245,4 +246,123 @@ func BenchmarkBoundedOperators(b *testing.B) {
 			})
 		}
 	}
+}
+
+func TestAQueryThatHoldsMoreThanItsBoundAcrossStepsStopsWithAClearError(t *testing.T) {
+	// Each step within its own bound, together over the query's: only the
+	// time limit stopped them, after gigabytes. A bound of 1 MiB here
+	// (65,536 items), 64 MiB or more in a guard.
+	const limit = 1 << 20
+	for _, expr := range []string{
+		`[range(1e9)] | length`,
+		`[limit(1e9; repeat(1))] | length`,
+		`[1e9 | recurse(. - 1; . > 0)] | length`,
+		`[[range(1e9)] | tostream] | length`,
+		`[1] | map(range(1e9)) | length`,
+		`[1] | walk(range(1e9)) | length`,
+		`[[0]] | sort_by(range(1e9)) | length`,
+		`[[0]] | group_by(range(1e9)) | length`,
+		`[1] | add(range(1e9)) | length`,
+		`{"a":1} | with_entries(range(1e9)) | length`,
+		`[0] | combinations(1e9) | length`,
+		`[range(1e9) | "x" * 100] | length`,
+		`[range(1e9) | {a: 1}] | length`,
+		`[range(1e9) | [0] | .[5] = 1] | length`,
+		`[range(1e9) | [] | .[1000] = 1] | length`,
+		`[range(1e9) | {} | .a.b[3] = 1] | length`,
+		`{} | .[range(1e9) | tostring] = 1 | length`,
+		`[range(1e9)] | implode | length`,
+		`[range(1e9) | "abc" | ascii_upcase] | length`,
+		`[range(1e9) | "a,b" | split(",")] | length`,
+		`"x" * 100000 | [match("x"; "g")] | length`,
+		`"x" * 100000 | [splits("")] | length`,
+		`"x" * 100000 | gsub(""; "y") | length`,
+		`"x" * 100000 | explode | length`,
+		`del(.[range(1e9)]) | length`,
+	} {
+		t.Run(expr+" stops at the bound", func(t *testing.T) {
+			q, err := gojq.Parse(expr)
+			require.NoError(t, err)
+			code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+			require.NoError(t, err)
+			got := results(t, code, []any{})
+			assert.Contains(t, got, "error: the query builds ")
+		})
+	}
+	t.Run("a query within the bound answers as gojq does", func(t *testing.T) {
+		for _, expr := range []string{`[range(1000)] | length`, `[range(100)] | map(. * 2) | sort_by(-.) | .[0]`,
+			`{"a":[1]} | .a[3] = 2 | .b.c = 3 | .a[0] |= . + 1`, `[1,2] | .[1:] = [9, 8]`, `[3,1] | pick(.[1])`,
+			`fromstream([[0], 1], [[0]])`, `"a,b" | split(",")`, `[range(5)] | del(.[1, 3])`} {
+			q, err := gojq.Parse(expr)
+			require.NoError(t, err)
+			code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+			require.NoError(t, err)
+			assert.Equal(t, gojqResults(t, nil, expr, false), results(t, code, nil), expr)
+		}
+	})
+}
+
+// FuzzQueryAnswersAsGojq runs a jq expression with ctxfit's bounds and
+// with plain gojq: within the bounds, the same outputs, or the same error.
+func FuzzQueryAnswersAsGojq(f *testing.F) {
+	for _, s := range []string{`.a[1] = 2`, `.[2] |= . + 1`, `setpath(["a", 0]; 1)`, `[range(5)] | map(. * 2)`,
+		`pick(.a)`, `del(.a)`, `"a,b" | split(",")`, `[.[] | tostring]`, `to_entries | map(.key)`, `[paths]`,
+		`fromstream(tostream)`, `sort_by(.)`, `.a += 1`, `[limit(3; repeat(1))]`, `"aBc" | ascii_upcase | explode | implode`} {
+		f.Add(s)
+	}
+	input := map[string]any{"a": []any{1, "x", map[string]any{"b": nil}}, "c": 2.5}
+	f.Fuzz(func(t *testing.T, expr string) {
+		q, err := gojq.Parse(expr)
+		if err != nil || len(expr) > 200 {
+			return
+		}
+		theirs, err := gojq.Compile(q)
+		if err != nil {
+			return
+		}
+		q, _ = gojq.Parse(expr)
+		ours, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, queryValueLimit(0))...)
+		require.NoError(t, err, "gojq compiles %q", expr)
+		run := func(code *gojq.Code) (string, bool) {
+			var out []string
+			iter := code.Run(input)
+			for range 64 { // a query may not end: its first outputs are compared
+				v, ok := iter.Next()
+				if !ok {
+					break
+				}
+				if err, ok := v.(error); ok {
+					out = append(out, "error: "+err.Error())
+					break
+				}
+				b, err := gojq.Marshal(v)
+				if err != nil || len(b) > 1<<16 {
+					return "", false
+				}
+				out = append(out, string(b))
+			}
+			return strings.Join(out, "\n"), true
+		}
+		if !looksBounded(expr) {
+			return
+		}
+		want, ok := run(theirs)
+		got, ok2 := run(ours)
+		if !ok || !ok2 || strings.Contains(got, "error: the query builds") || strings.Contains(got, "error: the query sets item") {
+			return
+		}
+		assert.Equal(t, want, got, "%s", expr)
+	})
+}
+
+// looksBounded reports whether expr is short of the words that let a jq
+// expression run long in one output (ranges, recursion, repetition): the
+// fuzz target runs both engines with no time limit.
+func looksBounded(expr string) bool {
+	for _, w := range []string{"range", "repeat", "recurse", "while", "until", "def", "..", "*", "limit", "combinations", "input", "env", "now", "$__loc__", "halt", "debug", "stderr", "error", "getpath", "ltrimstr", "splits", "@", "gsub", "sub(", "test", "match", "capture", "scan", "tojson", "fromjson", "walk", "format"} {
+		if strings.Contains(expr, w) {
+			return false
+		}
+	}
+	return true
 }

@@ -307,7 +307,7 @@ func New(g *ctxfit.Guard, up Upstream, opts *Options) (*Proxy, error) {
 	o = o.resolved()
 	logger := slog.New(redactHandler{Handler: o.Logger.Handler(), extra: o.Redact})
 	p := &Proxy{o: o, up: up, guard: g, logger: logger, sessions: map[*session]bool{}}
-	p.shared = &sharedUpstream{p: p}
+	p.shared = &sharedUpstream{p: p, writeDeadline: sharedWriteDeadline}
 	core, err := mcpcore.NewClient[*session]("proxy", g, o.Names.Next, o.Names.Details, func(ctx context.Context) string {
 		s, _ := ctx.Value(sessionKey{}).(*session)
 		if s == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -20,6 +21,8 @@ type sharedUpstream struct {
 
 	qmu    sync.Mutex
 	queues map[*session]chan jsonrpc.Message // each session's messages, delivered by its own goroutine
+
+	writeDeadline time.Duration // sharedWriteDeadline, read when the proxy is made
 }
 
 // sharedQueue bounds the messages of the shared upstream waiting for one
@@ -194,7 +197,14 @@ func (h *sharedUpstream) send(s *session, msg jsonrpc.Message) {
 	}
 }
 
-// deliver hands s the messages of q, in order, until s ends.
+// sharedWriteDeadline bounds how long deliver waits for one message to
+// reach its client: a client whose connection takes nothing for that long
+// is disconnected, so that its delivery holds no goroutine, queue or
+// session until its TCP connection closes.
+var sharedWriteDeadline = 30 * time.Second
+
+// deliver hands s the messages of q, in order, until s ends, or until a
+// message is not taken within sharedWriteDeadline: s then ends.
 func (h *sharedUpstream) deliver(s *session, q chan jsonrpc.Message) {
 	defer func() {
 		h.qmu.Lock()
@@ -206,7 +216,13 @@ func (h *sharedUpstream) deliver(s *session, q chan jsonrpc.Message) {
 	for {
 		select {
 		case msg := <-q:
+			stuck := time.AfterFunc(h.writeDeadline, func() {
+				h.p.logger.Warn("proxy: a client that took no message within the write deadline was disconnected",
+					"session", s.subject, "deadline", h.writeDeadline.String())
+				s.end()
+			})
 			s.fromUpstream(msg)
+			stuck.Stop()
 		case <-s.ctx.Done():
 			return
 		}

@@ -124,3 +124,40 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	}
 	return c, err
 }
+
+func TestAClientThatTakesNoMessageWithinTheWriteDeadlineIsDisconnectedOnASharedUpstream(t *testing.T) {
+	// A deadline far shorter than the default (30 s), so that the test
+	// does not wait for it; the queue never fills (fewer messages than it
+	// holds): only the deadline ends the stalled client's delivery.
+	proxy.SetSharedWriteDeadline(t, 200*time.Millisecond)
+	f := newFixture(t, inProcess(), ctxfit.Config{}, proxy.Options{SharedUpstream: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(f.p.Handler())
+	srv.Listener = smallBuffers{ln}
+	srv.Start()
+	t.Cleanup(func() {
+		f.p.Close()
+		srv.Close()
+	})
+	stalledClient(t, srv.URL)
+
+	b := httpClient(t, srv.URL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+	require.Equal(t, 2, f.p.Sessions())
+	// 2 MB of log messages to every session, in 128 messages: the stalled
+	// client's socket buffers fill, its queue does not.
+	res, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "chatter", Arguments: map[string]any{"count": 128, "size": 16 << 10}})
+	require.NoError(t, err)
+	assert.Equal(t, "chattered", text(t, res))
+	require.Eventually(t, func() bool {
+		return strings.Contains(f.logs.String(), "a client that took no message within the write deadline was disconnected")
+	}, 30*time.Second, 10*time.Millisecond, "the stalled client's delivery waits for its TCP connection")
+	require.Eventually(t, func() bool { return f.p.Sessions() == 1 }, 30*time.Second, 10*time.Millisecond,
+		"the stalled client's session ends")
+	res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
+	require.NoError(t, err)
+	assert.Equal(t, "echo: still here", text(t, res))
+}

@@ -353,7 +353,7 @@ func run(ctx context.Context, s settings, getenv func(string) string, logger *sl
 	}
 	urls := make([]string, len(s.providers))
 	for i, p := range s.providers {
-		urls[i] = p.name + "=" + redact.URL(p.url)
+		urls[i] = p.name + "=" + redact.Endpoint(p.url)
 	}
 	logger.Info("agent: serving", "url", "http://"+ln.Addr().String()+"/v1", "providers", strings.Join(urls, ","), "default_provider", s.defProvider, "servers", strings.Join(names, ","))
 	select {

@@ -105,30 +105,8 @@ func String(s string, extra ...string) string {
 	return out
 }
 
-// URL returns raw, a URL, with its password and the values of its secret
-// query parameters (by [SecretName]) replaced by [Redacted]; a string that
-// is not a URL is redacted as [String] does.
-func URL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
-		return String(raw)
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), Redacted)
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if SecretName(k) {
-				q[k] = []string{Redacted}
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-// Endpoint returns raw, a URL a report shows (an upstream's address), with
+// Endpoint returns raw, a URL a report or a log shows (an upstream's or a
+// peer's address), with
 // its user, password, every query value and its fragment replaced by
 // "redacted" (bare: brackets would be escaped in a URL): in an address any
 // of them may be a credential, whatever its name. A string that is not a
