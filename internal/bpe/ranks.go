@@ -54,6 +54,9 @@ type Encoding struct {
 	btOnce  sync.Once
 	bt      *backtracker // long-piece tables, built on first use; see backtrack.go
 	btBuilt atomic.Bool  // bt is built: pieces of midPiece bytes on use it
+	// longBytes counts the bytes of long pieces merged before bt is built;
+	// see search.
+	longBytes atomic.Int64
 }
 
 // split returns the end of the pre-tokeniser piece that starts at s[i:]:
