@@ -32,7 +32,7 @@ func (e *Encoding) mergeShort(piece string, starts *[shortPiece + 1]int32) int {
 		starts[i] = int32(i)
 	}
 	for i := 0; i+1 < n; i++ {
-		ranks[i] = e.rank(piece[i : i+2])
+		ranks[i] = e.pairRank(piece[i:])
 	}
 	// parts are starts[0..n-1], ranks[i] is the rank of merging part i and i+1.
 	for n > 1 {
@@ -92,7 +92,7 @@ func (e *Encoding) mergeLong(piece string, emit func(start, end int)) int {
 		prev[i] = int32(i - 1)
 		pair[i] = noRank
 		if i+1 < n {
-			if r := e.rank(piece[i : i+2]); r != noRank {
+			if r := e.pairRank(piece[i:]); r != noRank {
 				pair[i] = r
 				sc.heap = append(sc.heap, uint64(r)<<32|uint64(i))
 			}
