@@ -10,14 +10,14 @@ const (
 	// shortPiece is the longest piece merged with the quadratic scan on the
 	// stack; longer pieces go to the backtracking search (backtrack.go),
 	// which is linear, or to the heap if it cannot be used. The search is
-	// faster than the scan from about 24 bytes on, but it needs tables that
-	// are built on first use (about 80 ms and 11 MiB for o200k_base), and
-	// pieces of more than 48 bytes are rare enough in ordinary text that
-	// most processes never build them.
+	// faster than the scan from about 24 bytes on, but it needs tables
+	// (about 80 ms and 11 MiB for o200k_base), built only once buildAfter
+	// bytes of longer pieces were merged, and pieces of more than 48 bytes
+	// are rare enough in ordinary text that most processes never build them.
 	shortPiece = 48
 	// midPiece is the shortest piece merged by the search once its tables
-	// are built (a text with a longer piece built them): from there on the
-	// search is the faster.
+	// are built (once 64 KiB of longer pieces were merged; see buildAfter):
+	// from there on the search is the faster.
 	midPiece = 12
 )
 
