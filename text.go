@@ -26,7 +26,9 @@ import (
 // JSON string's body is sent as it is in the data (chunk.FormJSONString):
 // content holds the original escapes, lone surrogates included, and
 // metadata.form says "json-string". metadata.offset is where the chunk
-// starts in the text; the chunks, in order, are the text.
+// starts in the text; the chunks, in order, are the text. totalChunks is
+// exact for a text of at most planMaxBytes (2 MiB); for a longer one it is
+// an estimate until the last chunk, which states it exactly.
 
 // serveText serves the chunk of the text r continues: s.data[r.start:r.end]
 // in form r.form, from r.pos.
@@ -51,13 +53,17 @@ func (s *shaper) serveText(r ref, lay layout) (Result, error) {
 
 // cut finds the chunk at r.pos with limit tokens. On the first chunk it
 // plans the whole text to count the chunks and lines, and fills them into
-// the ref it returns.
+// the ref it returns; a text of more than planMaxBytes is not planned (see
+// firstUnplanned).
 func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 	n := int(r.end - r.start)
 	at := int(r.pos - r.start)
 	key := planKey(s.contentID(), r, limit, s.e.cfg.Encoding)
 	if at == 0 && r.index == 0 {
 		p := s.g.plans.get(key)
+		if p == nil && n > planMaxBytes {
+			return s.firstUnplanned(r, limit)
+		}
 		if p == nil {
 			var err error
 			if p, err = s.plan(s.text(r, 0, n), r.form, limit); err != nil {
@@ -105,6 +111,40 @@ func (s *shaper) cut(r ref, limit int) (chunk.Span, ref, error) {
 		return chunk.Span{}, r, err
 	}
 	sp.Start, sp.End = sp.Start+from, sp.End+from
+	return sp, r, nil
+}
+
+// planMaxBytes is the longest text whose first chunk plans the whole text
+// (an exact count of all of it, about 50 ms for 2 MiB of prose). The first
+// chunk of a longer text costs the chunk it sends, not the text.
+const planMaxBytes = 2 << 20
+
+// firstUnplanned cuts the first chunk of the text r continues, of more than
+// planMaxBytes, from a window at its start, as a continuation is cut: the
+// kind of text is detected on that window and travels in the cursors, and
+// the ref's total is an estimate, the text's length over the first chunk's,
+// which the later chunks correct (at least one more while a cursor follows,
+// exact on the last chunk). The lines are counted in the whole text, which
+// only looks for line feeds.
+func (s *shaper) firstUnplanned(r ref, limit int) (chunk.Span, ref, error) {
+	n := int(r.end - r.start)
+	_, to := chunk.Window(n, 0, limit)
+	c, err := chunk.NewCutter(view(s.text(r, 0, to)), r.form, &chunk.Options{Counter: s.counter(), MaxTokens: limit})
+	if err != nil {
+		return chunk.Span{}, r, err
+	}
+	sp, err := c.Next(0)
+	if err != nil {
+		return chunk.Span{}, r, err
+	}
+	r.textKind = c.Kind()
+	r.total = int64(max((n+sp.End-1)/max(sp.End, 1), 2))
+	if r.line == 0 {
+		r.line = 1
+	}
+	if r.lines == 0 {
+		r.lines = int64(lineCount(s.text(r, 0, n), r.form))
+	}
 	return sp, r, nil
 }
 

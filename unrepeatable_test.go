@@ -2,6 +2,8 @@ package ctxfit_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,9 +99,9 @@ func (c *bytesCounter) CountUpTo(text string, limit int) int {
 }
 
 func TestTheSameTextAskedForAgainCostsOnlyTheChunkItSends(t *testing.T) {
-	text := []byte(strings.Repeat("2026-11-24T08:00:00Z INFO request served in 3 ms for /api/v1/bookings\n", 60_000)) // 4.2 MB
+	text := []byte(strings.Repeat("2026-11-24T08:00:00Z INFO request served in 3 ms for /api/v1/bookings\n", 25_000)) // 1.75 MB, planned
 	c := &bytesCounter{}
-	// A test of what is counted, not of when: planning 4.2 MB under -race on
+	// A test of what is counted, not of when: planning 1.75 MB under -race on
 	// a loaded machine must not run into the shape timeout.
 	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour),
 		AdmissionWait: ctxfit.Duration(time.Hour)}, Counter: c})
@@ -114,13 +116,76 @@ func TestTheSameTextAskedForAgainCostsOnlyTheChunkItSends(t *testing.T) {
 	first, counted := handle("alice")
 	assert.GreaterOrEqual(t, counted, int64(len(text)), "the first response plans every chunk")
 	again, counted := handle("bob")
-	assert.Less(t, counted, int64(len(text)/10), "the plan is kept: the same text costs its first chunk")
+	assert.Less(t, counted, int64(len(text)/5), "the plan is kept: the same text costs its first chunk")
 	assert.Equal(t, string(first.Body[:200]), string(again.Body[:200]), "the same chunk")
 
 	before := c.n.Load()
 	req := ctxfit.Request{Endpoint: "log", Subject: "bob", Cursor: again.Next}
 	next, err := g.Handle(context.Background(), req, serve(text, "text/plain"))
 	require.NoError(t, err)
-	assert.Less(t, c.n.Load()-before, int64(len(text)/10), "a continuation costs its chunk")
+	assert.Less(t, c.n.Load()-before, int64(len(text)/5), "a continuation costs its chunk")
 	assert.Contains(t, string(next.Body), `"chunkIndex":1,`)
+}
+
+// hugeLog returns a text log of at least n bytes, each line different.
+func hugeLog(n int) []byte {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "2026-11-24T08:%02d:%02dZ INFO request %d served in %d ms for /api/v1/bookings\n", i/60%60, i%60, i, i%97)
+	}
+	return []byte(b.String())
+}
+
+func TestTheFirstChunkOfAHugeTextCostsOnlyTheChunk(t *testing.T) {
+	text := hugeLog(4 << 20) // past planMaxBytes
+	c := &bytesCounter{}
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour),
+		AdmissionWait: ctxfit.Duration(time.Hour)}, Counter: c})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	cur := ""
+	for i := range 2 {
+		before := c.n.Load()
+		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "log", Cursor: cur}, serve(text, "text/plain"))
+		require.NoError(t, err)
+		assert.Less(t, c.n.Load()-before, int64(len(text)/10), "chunk %d costs the chunk, not the text", i)
+		require.NotEmpty(t, res.Next)
+		cur = res.Next
+	}
+}
+
+func TestTheChunksOfAnUnplannedTextAreTheText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("walks 2 MB in chunks (about 10 s under -race)")
+	}
+	text := hugeLog(2<<20 + 100_000) // past planMaxBytes
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour),
+		AdmissionWait: ctxfit.Duration(time.Hour), Threshold: 30_000, HardCap: 60_000, ChunkTokens: 40_000}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	var got []byte
+	cur := ""
+	for i := 0; ; i++ {
+		res, err := g.Handle(context.Background(), ctxfit.Request{Endpoint: "log", Cursor: cur}, serve(text, "text/plain"))
+		require.NoError(t, err)
+		var ch struct {
+			Content     string `json:"content"`
+			ChunkIndex  int    `json:"chunkIndex"`
+			TotalChunks int    `json:"totalChunks"`
+			Metadata    struct {
+				TotalLines int `json:"totalLines"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(res.Body, &ch))
+		require.Equal(t, i, ch.ChunkIndex)
+		require.Equal(t, strings.Count(string(text), "\n"), ch.Metadata.TotalLines, "the lines are exact")
+		got = append(got, ch.Content...)
+		if res.Next == "" {
+			assert.Equal(t, i+1, ch.TotalChunks, "the last chunk says how many there were")
+			break
+		}
+		require.Greater(t, ch.TotalChunks, i+1, "while a cursor follows, at least one more chunk is announced")
+		cur = res.Next
+	}
+	assert.Equal(t, string(text), string(got), "the chunks in order are the text")
 }

@@ -22,7 +22,7 @@ for s in "${sections[@]}"; do
 	count)
 		echo "== exact counting against tiktoken-go on the real corpora (benchmarks module)"
 		(cd benchmarks && GOWORK=off go test -timeout 60m -run '^$' -bench '^BenchmarkCount(Linear)?$' -benchtime=3x -count=3) > docs/bench/count.txt
-		go test ./internal/bpe -run '^$' -bench '^Benchmark(NewEncoding|BuildBacktracker)$' -benchmem -benchtime=5x -count=3 >> docs/bench/count.txt ;;
+		go test ./internal/bpe -run '^$' -bench '^Benchmark(NewEncoding|BuildBacktracker|FirstCount)$' -benchmem -benchtime=5x -count=3 >> docs/bench/count.txt ;;
 	chunk)
 		echo "== chunking against langchaingo (benchmarks module)"
 		(cd benchmarks && GOWORK=off go test -run '^$' -bench 'SplitProse1MB/(ctxfit|langchaingo)$' -benchmem -benchtime=3x -count=3) > docs/bench/chunk.txt ;;

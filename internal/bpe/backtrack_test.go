@@ -459,3 +459,73 @@ func TestMergeCountsMidPiecesAsTheScanDoesOnceTheSearchIsBuilt(t *testing.T) {
 		}
 	}
 }
+
+// freshEncoding reads name's token file into a new Encoding, whose long-piece
+// tables are not built yet.
+func freshEncoding(t testing.TB, name string) *Encoding {
+	t.Helper()
+	loadClasses()
+	file := map[string]string{O200KBase: o200kTokens, CL100KBase: cl100kTokens}[name]
+	lens, blob, err := readTokens(file)
+	require.NoError(t, err)
+	e, err := newEncoding(name, lens, blob)
+	require.NoError(t, err)
+	return e
+}
+
+func TestLongPiecesBuildTheSearchOnlyPastBuildAfterBytes(t *testing.T) {
+	for _, name := range []string{O200KBase, CL100KBase} {
+		t.Run(name, func(t *testing.T) {
+			e := freshEncoding(t, name)
+			ref, err := Load(name)
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(3, 4))
+			letters := func(n int) string {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte('a' + r.IntN(26))
+				}
+				return string(b)
+			}
+			small := letters(1000) + " " + letters(2000)
+			assert.Equal(t, ref.Count(small), e.Count(small), "counts the same before the tables are built")
+			assert.Equal(t, ref.Encode(small), e.Encode(small), "encodes the same before the tables are built")
+			assert.False(t, e.btBuilt.Load(), "a few KiB of long pieces do not build the tables")
+			big := letters(buildAfter)
+			assert.Equal(t, ref.Count(big), e.Count(big), "counts the same when it builds them")
+			assert.True(t, e.btBuilt.Load(), "more than buildAfter bytes of long pieces build the tables")
+		})
+	}
+}
+
+// BenchmarkFirstCount measures what the first count in a process costs: a
+// fresh encoding read from its token file, then a count of 64 KiB of JSON
+// that holds a 4 KiB string of lowercase letters (one long piece, as an
+// identifier or an encoded blob in a tool's response may be):
+//
+//	go test ./internal/bpe -run '^$' -bench FirstCount
+func BenchmarkFirstCount(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	blob := make([]byte, 4096)
+	for i := range blob {
+		blob[i] = byte('a' + r.IntN(26))
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"attachment":"` + string(blob) + `","items":[`)
+	for i := 0; sb.Len() < 64<<10; i++ {
+		fmt.Fprintf(&sb, `{"id":%d,"name":"item %d","price":%d.%02d,"tags":["a","b"]},`, i, r.IntN(1e6), r.IntN(1000), r.IntN(100))
+	}
+	sb.WriteString(`{}]}`)
+	text := sb.String()
+	for _, name := range []string{O200KBase, CL100KBase} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			start := cpuTime()
+			for b.Loop() {
+				e := freshEncoding(b, name)
+				e.Count(text)
+			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

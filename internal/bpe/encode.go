@@ -134,7 +134,7 @@ func (e *Encoding) merge(p string) int {
 
 // countLong counts the tokens of a piece longer than shortPiece.
 func (e *Encoding) countLong(p string) int {
-	if bt := e.backtracker(); bt != nil {
+	if bt := e.search(len(p)); bt != nil {
 		sc := getScratch()
 		defer putScratch(sc)
 		if bt.encode(p, sc) {
@@ -211,7 +211,7 @@ func sanitize(s string) string {
 
 // appendLong appends the tokens of a piece longer than shortPiece.
 func (e *Encoding) appendLong(out []int, p string) []int {
-	if bt := e.backtracker(); bt != nil {
+	if bt := e.search(len(p)); bt != nil {
 		sc := getScratch()
 		defer putScratch(sc)
 		if bt.encode(p, sc) {

@@ -10,14 +10,14 @@ const (
 	// shortPiece is the longest piece merged with the quadratic scan on the
 	// stack; longer pieces go to the backtracking search (backtrack.go),
 	// which is linear, or to the heap if it cannot be used. The search is
-	// faster than the scan from about 24 bytes on, but it needs tables that
-	// are built on first use (about 80 ms and 11 MiB for o200k_base), and
-	// pieces of more than 48 bytes are rare enough in ordinary text that
-	// most processes never build them.
+	// faster than the scan from about 24 bytes on, but it needs tables
+	// (about 80 ms and 11 MiB for o200k_base), built only once buildAfter
+	// bytes of longer pieces were merged, and pieces of more than 48 bytes
+	// are rare enough in ordinary text that most processes never build them.
 	shortPiece = 48
 	// midPiece is the shortest piece merged by the search once its tables
-	// are built (a text with a longer piece built them): from there on the
-	// search is the faster.
+	// are built (once 64 KiB of longer pieces were merged; see buildAfter):
+	// from there on the search is the faster.
 	midPiece = 12
 )
 
@@ -32,7 +32,7 @@ func (e *Encoding) mergeShort(piece string, starts *[shortPiece + 1]int32) int {
 		starts[i] = int32(i)
 	}
 	for i := 0; i+1 < n; i++ {
-		ranks[i] = e.rank(piece[i : i+2])
+		ranks[i] = e.pairRank(piece[i:])
 	}
 	// parts are starts[0..n-1], ranks[i] is the rank of merging part i and i+1.
 	for n > 1 {
@@ -92,7 +92,7 @@ func (e *Encoding) mergeLong(piece string, emit func(start, end int)) int {
 		prev[i] = int32(i - 1)
 		pair[i] = noRank
 		if i+1 < n {
-			if r := e.rank(piece[i : i+2]); r != noRank {
+			if r := e.pairRank(piece[i:]); r != noRank {
 				pair[i] = r
 				sc.heap = append(sc.heap, uint64(r)<<32|uint64(i))
 			}

@@ -48,12 +48,20 @@ type Encoding struct {
 	table  []bucket // the rank of each token, by hash; see find
 	shift  uint     // 64 - log2(len(table))
 	byByte [256]uint32
+	// byPair is the rank of each two-byte token, indexed by its bytes
+	// (first<<8 | second), or noRank: a merge starts with a look-up per pair
+	// of bytes, and this 256 KiB table, unlike the rank table, stays in the
+	// CPU's caches.
+	byPair []uint32
 	maxLen int  // longest token in bytes
 	o200k  bool // which split pattern: o200k_base's or cl100k_base's
 
 	btOnce  sync.Once
 	bt      *backtracker // long-piece tables, built on first use; see backtrack.go
 	btBuilt atomic.Bool  // bt is built: pieces of midPiece bytes on use it
+	// longBytes counts the bytes of long pieces merged before bt is built;
+	// see search.
+	longBytes atomic.Int64
 }
 
 // split returns the end of the pre-tokeniser piece that starts at s[i:]:
@@ -134,6 +142,7 @@ func newEncoding(name, lens, blob string) (*Encoding, error) {
 	}
 	e := &Encoding{name: name, o200k: name == O200KBase, blob: blob, off: make([]uint32, len(lens)+1)}
 	total, tokens, bytes := 0, 0, 0
+	var pairs []uint32 // two-byte tokens: their bytes, then their rank
 	var byteSeen [256]bool
 	for r := 0; r < len(lens); r++ {
 		e.off[r] = uint32(total)
@@ -142,6 +151,9 @@ func newEncoding(name, lens, blob string) (*Encoding, error) {
 			byteSeen[blob[total]] = true
 			e.byByte[blob[total]] = uint32(r)
 			bytes++
+		}
+		if n == 2 && total+2 <= len(blob) {
+			pairs = append(pairs, uint32(blob[total])<<8|uint32(blob[total+1]), uint32(r))
 		}
 		if n > 0 {
 			total += n
@@ -155,6 +167,15 @@ func newEncoding(name, lens, blob string) (*Encoding, error) {
 	}
 	if bytes != 256 {
 		return nil, fmt.Errorf("%d single-byte tokens, want 256", bytes)
+	}
+	e.byPair = make([]uint32, 1<<16)
+	for i := range e.byPair {
+		e.byPair[i] = noRank
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if e.byPair[pairs[i]] == noRank { // the first rank, as the rank table keeps
+			e.byPair[pairs[i]] = pairs[i+1]
+		}
 	}
 	size := 1
 	for size*bucketSlots*4 < tokens*5 { // at most four fifths full
@@ -233,6 +254,11 @@ func le32(s string) uint32 {
 func le16(s string) uint16 {
 	_ = s[1]
 	return uint16(s[0]) | uint16(s[1])<<8
+}
+
+// pairRank returns the rank of the two bytes s[0:2] (len(s) >= 2), or noRank.
+func (e *Encoding) pairRank(s string) uint32 {
+	return e.byPair[uint16(s[0])<<8|uint16(s[1])]
 }
 
 // rank returns the rank of s, or noRank.
