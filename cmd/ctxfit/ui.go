@@ -62,8 +62,9 @@ func (u *uiFlags) check(fs *flag.FlagSet, listen string) error {
 	return nil
 }
 
-// handler returns page behind the same bearer check as the MCP endpoint
-// (--auth-tokens-env, to which the operator tokens are added) and, on a
+// handler returns page with its API (/ui/api/) behind the same bearer
+// check as the MCP endpoint (--auth-tokens-env, to which the operator
+// tokens are added) and, on a
 // loopback address, a check of the Host header, so that a web site a
 // browser visits cannot read the page through DNS rebinding.
 func (u *uiFlags) handler(page http.Handler, auth *listenAuth, operators []string, getenv func(string) string) (http.Handler, error) {
@@ -73,7 +74,16 @@ func (u *uiFlags) handler(page http.Handler, auth *listenAuth, operators []strin
 		if len(tokens) == 0 {
 			return nil, fmt.Errorf("--auth-tokens-env %s: the environment variable is empty; set it to the comma-separated bearer tokens clients may send", auth.tokensEnv)
 		}
-		h = principal.RequireBearer(append(tokens, operators...))(h)
+		// The page and its script hold no data: only the API asks for a
+		// token, which the page sends once the user gave it.
+		guarded := principal.RequireBearer(append(tokens, operators...))(page)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/ui/api/") {
+				guarded.ServeHTTP(w, r)
+				return
+			}
+			page.ServeHTTP(w, r)
+		})
 	}
 	if host, _, err := net.SplitHostPort(u.listen); err == nil && loopback(host) {
 		next := h
