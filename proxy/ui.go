@@ -1,14 +1,10 @@
 package proxy
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"strings"
 
-	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/mcpui"
 	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/internal/ui"
 )
@@ -77,10 +73,6 @@ func (p *Proxy) uiSessions() []ui.Session {
 	return out
 }
 
-// errNoReplay is what reading an original the store no longer holds
-// answers: the page never runs a tool again.
-var errNoReplay = errors.New("proxy: the original is no longer kept")
-
 // showCall hands a tool call to the page of [Proxy.UI], if there is one.
 func (p *Proxy) showCall(s *session, pd *pending, status, strategy string, before, after int, res json.RawMessage) {
 	u := p.ui.Load()
@@ -103,62 +95,7 @@ func (p *Proxy) showCall(s *session, pd *pending, status, strategy string, befor
 		c.Arguments = redact.JSON(params.Arguments, maxEcho, p.o.Redact...)
 	}
 	var original string
-	c.Cursors, original = cursorsOf(res)
-	if original != "" {
-		g, bound := p.guard, s.bound
-		c.Original = func(ctx context.Context) ([]byte, error) {
-			data, _, err := g.ReadResource(ctx, original, bound, func(context.Context) (ctxfit.Response, error) {
-				return ctxfit.Response{}, errNoReplay
-			})
-			return data, err
-		}
-	}
+	c.Cursors, original = mcpui.Cursors(res)
+	c.Original = mcpui.Original(p.guard, original, s.bound)
 	u.Add(c)
-}
-
-// cursorsOf returns the cursors a tool result hands the model (in its
-// _meta and its ctxfit:// links) and the token of the link to its whole
-// original ("" when none).
-func cursorsOf(res json.RawMessage) (cursors []ui.Cursor, original string) {
-	var r struct {
-		Content []struct {
-			Type string         `json:"type"`
-			URI  string         `json:"uri"`
-			Meta map[string]any `json:"_meta"`
-		} `json:"content"`
-		Meta map[string]any `json:"_meta"`
-	}
-	if json.Unmarshal(res, &r) != nil {
-		return nil, ""
-	}
-	for _, k := range []struct{ key, name string }{
-		{mcpcore.MetaNextCursor, "next"}, {mcpcore.MetaDetailsCursor, "details"}, {mcpcore.MetaPartCursor, "part"},
-	} {
-		if v, ok := r.Meta[k.key].(string); ok && v != "" {
-			cursors = append(cursors, ui.Cursor{Name: k.name, Token: v})
-		}
-	}
-	if more, ok := r.Meta[mcpcore.MetaMoreCursors].([]any); ok {
-		for _, m := range more {
-			obj, _ := m.(map[string]any)
-			for name, v := range obj {
-				if v, ok := v.(string); ok && v != "" {
-					cursors = append(cursors, ui.Cursor{Name: "more " + name, Token: v})
-				}
-			}
-		}
-	}
-	for _, b := range r.Content {
-		token, ok := strings.CutPrefix(b.URI, mcpcore.ResourcePrefix)
-		if b.Type != "resource_link" || !ok || token == "" {
-			continue
-		}
-		if b.Meta[mcpcore.MetaOriginal] == true {
-			original = token
-			cursors = append(cursors, ui.Cursor{Name: "original", Token: token})
-		} else {
-			cursors = append(cursors, ui.Cursor{Name: "resource", Token: token})
-		}
-	}
-	return cursors, original
 }
