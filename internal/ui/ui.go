@@ -125,6 +125,9 @@ type Options struct {
 	// Cookies are the cookies that are part of a credential (as the
 	// proxy's Options.CredentialCookies). Nil means none.
 	Cookies []string
+	// Principal names who made a request to the page; a user sees the
+	// calls whose Owner it returns. Nil means principal.Of with Cookies.
+	Principal func(*http.Request) string
 	// Sessions lists the sessions served. Nil means none are shown.
 	Sessions func() []Session
 	// Health reports the upstream's health (a JSON value). Nil means none.
@@ -256,6 +259,9 @@ func (u *UI) viewer(r *http.Request) string {
 				}
 			}
 		}
+	}
+	if u.o.Principal != nil {
+		return u.o.Principal(r)
 	}
 	return principal.Of(r, u.o.Cookies)
 }
