@@ -16,10 +16,10 @@ import (
 
 // defaultUIListen is where --ui serves its page unless --ui-listen says
 // otherwise: loopback only.
-const defaultUIListen = "127.0.0.1:7071"
+const defaultUIListen = "127.0.0.1:7077"
 
 // uiHelp is the paragraph of the help on --ui.
-const uiHelp = `With --ui, a web page at http://127.0.0.1:7071/ui (--ui-listen) shows the
+const uiHelp = `With --ui, a web page at http://127.0.0.1:7077/ui (--ui-listen) shows the
 recent tool calls live: what was shaped, the tokens saved, each result
 beside its original. A user sees only the calls of the credential they
 present, as for sessions (operators of --ui-operator-tokens-env see all);
