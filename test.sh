@@ -52,6 +52,9 @@ apt_install prometheus promtool
 promtool check rules monitoring/alerts.yml
 (cd monitoring && promtool test rules alerts_test.yml)
 
+section "chromium (Debian's package): the browser test of the --ui page, driven by chromedp"
+apt_install chromium chromium || echo "the browser test will skip (fail under CI)"
+
 section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
 (cd e2e/ts && npm ci --no-audit --no-fund --loglevel=error)
 

@@ -3,6 +3,7 @@ module github.com/ctxfit/ctxfit/e2e
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/ctxfit/ctxfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpclientfit v0.0.0-00010101000000-000000000000
 	github.com/ctxfit/ctxfit/mcpfit v0.0.0-00010101000000-000000000000
@@ -18,7 +19,9 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect

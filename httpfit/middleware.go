@@ -218,6 +218,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.via = ctxfit.CachedHTTP(h.opts.Cache, req, cache.HTTP{Header: r.Header, RawQuery: inner.URL.RawQuery}, fetch)
 		fetch = c.viaFunc
 	}
+	page := pageOf(h.g)
+	if page != nil {
+		req.Original = true
+	}
 	var res ctxfit.Result
 	func() {
 		defer func() {
@@ -231,6 +235,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, err = h.g.Handle(r.Context(), req, fetch)
 	}()
 	c.respond(w, &req, res, err, &cfg)
+	if page != nil {
+		showRequest(page, h.g, r, &req, res, err)
+	}
 	// Nothing holds the buffer of a response that passed through, once it
 	// is written (a cache stores a copy). Shaping may have left it with a
 	// Store, which may keep the slice, or with a shaping goroutine past its

@@ -56,9 +56,15 @@ func (p *Proxy) logCall(s *session, pd *pending, reason string, res json.RawMess
 	if s.subject != "" {
 		attrs = append(attrs, slog.String("session", s.subject))
 	}
-	if strategy, ok := r.Meta[mcpcore.MetaStrategy].(string); ok {
+	strategy, _ := r.Meta[mcpcore.MetaStrategy].(string)
+	if strategy != "" {
 		attrs = append(attrs, slog.String("strategy", strategy))
 	}
+	shown := status
+	if reason != "" {
+		shown = reason
+	}
+	p.showCall(s, pd, shown, strategy, before, after, res)
 	if p.o.LogArguments {
 		var params struct {
 			Arguments json.RawMessage `json:"arguments"`

@@ -22,6 +22,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/buildinfo"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
+	"github.com/ctxfit/ctxfit/internal/ui"
 )
 
 // Version is the version the proxy reports: the module version and VCS
@@ -256,6 +257,10 @@ type Proxy struct {
 	catMu  sync.Mutex
 	catKey string           // what the last catalog was built of
 	cat    *mcpcore.Catalog // the last catalog built
+
+	uiOnce   sync.Once
+	ui       atomic.Pointer[ui.UI] // the page of Proxy.UI; nil until asked for
+	showArgs bool                  // set once, before ui
 
 	mu       sync.Mutex
 	sessions map[*session]bool

@@ -50,6 +50,7 @@ type session struct {
 	p       *Proxy
 	down    mcp.Connection
 	subject string // the session ID ("" over stdio), for logs
+	owner   string // the principal of its client ("" over stdio)
 	// bound is what the session's cursors and links are bound to: the
 	// principal of its client and its ID, or subject when the connection
 	// has no principal (stdio).
@@ -91,7 +92,7 @@ func newSession(p *Proxy, down mcp.Connection, owner string) *session {
 	if owner != "" {
 		bound = owner + " " + bound
 	}
-	s := &session{p: p, down: down, subject: down.SessionID(), bound: bound, ctx: ctx, cancel: cancel,
+	s := &session{p: p, down: down, subject: down.SessionID(), owner: owner, bound: bound, ctx: ctx, cancel: cancel,
 		state: StateDisconnected, pend: map[string]*pending{}, byClient: map[string]string{},
 		local: map[string]context.CancelFunc{}, conns: map[*upConn]bool{}, tasks: map[string]*pending{}, reconnect: make(chan struct{}, 1), lastSeen: p.o.Now()}
 	if p.o.Rate > 0 {

@@ -25,7 +25,9 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/errorbody"
+	"github.com/ctxfit/ctxfit/internal/mcpui"
 	"github.com/ctxfit/ctxfit/internal/principal"
+	"github.com/ctxfit/ctxfit/internal/ui"
 	"github.com/ctxfit/ctxfit/mcpfit"
 	"github.com/ctxfit/ctxfit/telemetry/otelsink"
 )
@@ -46,7 +48,7 @@ streamable HTTP at http://ADDR/mcp with a health report at
 http://ADDR/healthz and Prometheus metrics at http://ADDR/metrics (the
 gateway's ctxfit_gateway_* series beside the guard's ctxfit_* ones).
 
-` + listenCredentialsHelp + `
+` + listenCredentialsHelp + uiHelp + `
 MCP_TRANSPORT=http (or streamable-http, http-sse) with MCP_PORT=PORT
 (1024-65535) serves streamable HTTP on 127.0.0.1:PORT when --listen is not
 given; MCP_TRANSPORT=stdio is the default.
@@ -174,6 +176,7 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	pf.catalog.register(fs)
 	fs.StringVar(&pf.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	pf.auth.register(fs)
+	pf.ui.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), gatewayUsage)
 		fs.PrintDefaults()
@@ -205,6 +208,9 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 	}
 	if pf.auth.set() && pf.listen == "" {
 		return nil, usageError{errors.New("--auth-tokens-env and --credential-cookies guard --listen: give --listen ADDR (or MCP_TRANSPORT=http), or leave them out over stdio")}
+	}
+	if err := pf.ui.check(fs, pf.listen); err != nil {
+		return nil, err
 	}
 	if _, err := pf.overlay(ctxfit.Config{}); err != nil {
 		return nil, usageError{err}
@@ -296,6 +302,27 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return err
 		}
 		return nil
+	}
+	if f.guard.ui.on {
+		operators, err := f.guard.ui.operators(getenv)
+		if err != nil {
+			return err
+		}
+		cookies := f.guard.auth.cookieNames()
+		page := ui.New(&ui.Options{Size: f.guard.ui.calls, ShowArguments: f.guard.ui.showArgs, Operators: operators, Cookies: cookies,
+			Health: func() any { return healthReport(gw.Stats()) }})
+		// Added after mcpfit's, this middleware wraps it: it sees what the
+		// model received.
+		gw.Server().AddReceivingMiddleware(mcpui.Middleware(page, g, mcpui.Options{Cookies: cookies, ShowArguments: f.guard.ui.showArgs}))
+		h, err := f.guard.ui.handler(page, &f.guard.auth, operators, getenv)
+		if err != nil {
+			return err
+		}
+		stop, err := f.guard.ui.serve(ctx, h, logger, "gateway")
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	sessions := &principal.Sessions{Cookies: f.guard.auth.cookieNames()}
 	endpoint, err := f.guard.auth.guard(sessions.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, &mcp.StreamableHTTPOptions{SessionTimeout: f.idleTimeout})), getenv)

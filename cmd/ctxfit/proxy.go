@@ -44,7 +44,7 @@ the protocol; logs go to standard error as JSON lines) or, with --listen,
 streamable HTTP at http://ADDR/mcp (a session per client, each with its own
 upstream session) with a health report at http://ADDR/healthz.
 
-` + listenCredentialsHelp + `
+` + listenCredentialsHelp + uiHelp + `
 Settings come from the defaults, then the file of --config (or
 CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below; the
 file is watched and reloaded when it changes.
@@ -83,6 +83,7 @@ type proxyFlags struct {
 	headers    headerFlags
 	passEnv    string
 	auth       listenAuth
+	ui         uiFlags
 	sink       telemetry.Sink // the guard's telemetry (ctxfit gateway --listen); nil means none
 }
 
@@ -120,6 +121,7 @@ func (h headerFlags) header() http.Header {
 func parseProxyFlags(args []string, out io.Writer) (*proxyFlags, error) {
 	fs := newFlagSet("proxy", out)
 	f := registerProxyFlags(fs)
+	f.ui.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), proxyUsage)
 		fs.PrintDefaults()
@@ -129,6 +131,9 @@ func parseProxyFlags(args []string, out io.Writer) (*proxyFlags, error) {
 	}
 	f.command = fs.Args()
 	if err := f.check("ctxfit proxy [FLAGS] -- COMMAND [ARGS...]"); err != nil {
+		return nil, err
+	}
+	if err := f.ui.check(fs, f.listen); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -286,6 +291,21 @@ func serveProxy(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	mcp, err := f.auth.guard(p.Handler(), getenv)
 	if err != nil {
 		return err
+	}
+	if f.ui.on {
+		operators, err := f.ui.operators(getenv)
+		if err != nil {
+			return err
+		}
+		page, err := f.ui.handler(p.UI(&proxy.UIOptions{Calls: f.ui.calls, ShowArguments: f.ui.showArgs, Operators: operators}), &f.auth, operators, getenv)
+		if err != nil {
+			return err
+		}
+		stop, err := f.ui.serve(ctx, page, logger, "proxy")
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	return serveProxyHTTP(ctx, f.listen, p, mcp, logger)
 }
