@@ -43,3 +43,25 @@ func TestTheKnowledgeGraphFormatsThroughTheProxy(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node --test:\n%s", out)
 }
+
+// TestTheKnowledgeGraphFormatsThroughMcpfit runs
+// e2e/ts/formats_mcpfit.test.mjs: examples/knowledgegraph/memory.yaml's
+// output formats through mcpfit installed on a Go server with
+// server-memory's graph tools (this test binary, see runGraphServer), with
+// the TypeScript SDK client validating every result against the tool's
+// outputSchema.
+func TestTheKnowledgeGraphFormatsThroughMcpfit(t *testing.T) {
+	node, dir := nodeAndTS(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	config, err := graphServerConfig()
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "formats_mcpfit.test.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "CTXFIT_E2E_GRAPHSERVER="+exe, "CTXFIT_E2E_CONFIG="+config)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "node --test:\n%s", out)
+}
