@@ -22,14 +22,16 @@ import (
 
 // An endpoint's OutputFormat is a strategy tried first on every JSON
 // response, whatever its size: the compact rendering, with a details
-// cursor that leads back to the original, when the budget's threshold
-// holds the rendering (as it holds any response) and the whole answer
+// cursor that leads back to the original, when the whole answer
 // (rendering, cursor and budget fields) has fewer tokens than the response
 // and is within the hard cap. The cursor costs about a hundred tokens, so
-// that a very small response is sent as it is rather than grow. When the format fails, times
-// out, is not smaller or does not fit, the response is shaped as if there
-// were no format (passed through under the threshold, shaped over it):
-// the original over the hard cap is never sent.
+// that a very small response is sent as it is rather than grow. A
+// rendering smaller than the response but over the threshold is shaped as
+// any text is, in chunks (shaper.compactChunks), the first with the
+// details cursor. When the format fails, times out or is not smaller,
+// the response is shaped as if there were no format (passed through under
+// the threshold, shaped over it): the original over the hard cap is never
+// sent.
 
 // compactRules are an endpoint's compiled output format.
 type compactRules struct {
