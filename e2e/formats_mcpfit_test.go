@@ -25,6 +25,7 @@ import (
 const (
 	graphServerEnv      = "E2E_GRAPH_SERVER"
 	graphConfigEnv      = "E2E_GRAPH_CONFIG"
+	graphLogEnv         = "E2E_GRAPH_LOG" // the transformation log of the mcpfit server; "" for none
 	graphSmallThreshold = 300
 )
 
@@ -122,6 +123,7 @@ func runGraphServer() {
 			os.Exit(1)
 		}
 		cfg.Secret = "an end-to-end secret of 32 bytes or more"
+		cfg.Wrapper.LogFile = os.Getenv(graphLogEnv)
 		for i := range cfg.Endpoints {
 			if cfg.Endpoints[i].Match == "read_graph" {
 				cfg.Endpoints[i].Threshold, cfg.Endpoints[i].ChunkTokens = graphSmallThreshold, graphSmallThreshold

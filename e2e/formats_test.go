@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func TestTheKnowledgeGraphFormatsThroughTheProxy(t *testing.T) {
 	)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node --test:\n%s", out)
+	logSavings(t, out)
 }
 
 // TestTheKnowledgeGraphFormatsThroughMcpfit runs
@@ -61,7 +63,21 @@ func TestTheKnowledgeGraphFormatsThroughMcpfit(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "formats_mcpfit.test.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(), "CTXFIT_E2E_GRAPHSERVER="+exe, "CTXFIT_E2E_CONFIG="+config)
+	log := filepath.Join(t.TempDir(), "transformations.jsonl")
+	cmd.Env = append(cleanEnv(), "CTXFIT_E2E_GRAPHSERVER="+exe, "CTXFIT_E2E_CONFIG="+config, graphLogEnv+"="+log)
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "node --test:\n%s", out)
+	logged, _ := os.ReadFile(log)
+	require.NoError(t, err, "node --test:\n%s\nthe transformation log:\n%s", out, logged)
+	logSavings(t, out)
+}
+
+// logSavings logs the savings per format the node tests report (their
+// "savings of format" diagnostics), for go test -v.
+func logSavings(t *testing.T, out []byte) {
+	t.Helper()
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if _, s, ok := strings.Cut(line, "# savings of format "); ok {
+			t.Log(s)
+		}
+	}
 }
