@@ -77,7 +77,7 @@ func logSavings(t *testing.T, out []byte) {
 	t.Helper()
 	for line := range strings.SplitSeq(string(out), "\n") {
 		if _, s, ok := strings.Cut(line, "# savings of format "); ok {
-			t.Log(s)
+			t.Log("savings of format " + s)
 		}
 	}
 }
