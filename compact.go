@@ -1,6 +1,7 @@
 package ctxfit
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -8,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/internal/rawjson"
 	"github.com/ctxfit/ctxfit/summary"
 	"github.com/ctxfit/ctxfit/telemetry"
@@ -19,14 +22,16 @@ import (
 
 // An endpoint's OutputFormat is a strategy tried first on every JSON
 // response, whatever its size: the compact rendering, with a details
-// cursor that leads back to the original, when the budget's threshold
-// holds the rendering (as it holds any response) and the whole answer
+// cursor that leads back to the original, when the whole answer
 // (rendering, cursor and budget fields) has fewer tokens than the response
 // and is within the hard cap. The cursor costs about a hundred tokens, so
-// that a very small response is sent as it is rather than grow. When the format fails, times
-// out, is not smaller or does not fit, the response is shaped as if there
-// were no format (passed through under the threshold, shaped over it):
-// the original over the hard cap is never sent.
+// that a very small response is sent as it is rather than grow. A
+// rendering smaller than the response but over the threshold is shaped as
+// any text is, in chunks (shaper.compactChunks), the first with the
+// details cursor. When the format fails, times out or is not smaller,
+// the response is shaped as if there were no format (passed through under
+// the threshold, shaped over it): the original over the hard cap is never
+// sent.
 
 // compactRules are an endpoint's compiled output format.
 type compactRules struct {
@@ -100,14 +105,9 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 	if rerr != nil {
 		return Result{}, false, nil
 	}
-	limit := min(s.rec.TokensBefore-1, s.rl.budget.Threshold)
-	tokens := budget.CountUpTo(s.e.counter, text, max(limit, 0))
-	switch {
-	case tokens >= s.rec.TokensBefore:
+	tokens := budget.CountUpTo(s.e.counter, text, max(s.rec.TokensBefore-1, 0))
+	if tokens >= s.rec.TokensBefore {
 		why = fmt.Sprintf("the rendering (%d tokens or more) is not smaller than the response (%d tokens)", tokens, s.rec.TokensBefore)
-		return Result{}, false, nil
-	case tokens > limit:
-		why = fmt.Sprintf("the rendering (more than %d tokens) is over the threshold (%d tokens)", limit, s.rl.budget.Threshold)
 		return Result{}, false, nil
 	}
 	tok, err := s.cursorFor(ref{kind: contDetails, end: int64(len(s.data))})
@@ -117,6 +117,16 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 	}
 	if err != nil {
 		return Result{}, true, err
+	}
+	if tokens > s.rl.budget.Threshold {
+		// Smaller than the response but over the threshold: the rendering
+		// is shaped as any text is, in chunks.
+		res, err = s.compactChunks(text, tok)
+		if err != nil {
+			return Result{}, true, err
+		}
+		m.CompactBytes, m.CompactTokens, m.UsedFallback = len(text), tokens, false
+		return res, true, nil
 	}
 	out := append(make([]byte, 0, len(text)+len(tok)+128), `{"text":"`...)
 	out, _ = rawjson.Escape(out, []byte(text))
@@ -139,7 +149,7 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 		why = fmt.Sprintf("the rendering with its details cursor (%d tokens) is not smaller than the response (%d tokens)", res.Record.TokensAfter, s.rec.TokensBefore)
 		return Result{}, false, nil // a small response would grow
 	}
-	m.CompactBytes, m.CompactTokens, m.UsedFallback = len(text), s.e.counter.Count(text), false
+	m.CompactBytes, m.CompactTokens, m.UsedFallback = len(text), tokens, false
 	res.Details = tok
 	about := ""
 	if s.rec.TokensBeforeEstimated {
@@ -148,6 +158,44 @@ func (s *shaper) compact() (res Result, ok bool, err error) {
 	res.Guidance = fmt.Sprintf("Showing a compact rendering (%s of %s%s tokens; budget %s). The original JSON: its details cursor (meta.detailsCursor) with fields=all.",
 		thousands(res.Record.TokensAfter), about, thousands(s.rec.TokensBefore), thousands(s.rl.budget.Threshold))
 	return res, true, nil
+}
+
+// viewFormat is the view of a snapshot that is the compact rendering of the
+// response (in replay mode, a continuation renders the response again).
+const viewFormat = "format"
+
+// compactChunks serves the first chunk of text, the compact rendering of
+// the response, which is over the threshold: the rendering becomes the
+// snapshot its chunks' cursors continue (kept in the store, or rendered
+// again in replay mode), and the first chunk carries details, the cursor
+// that leads back to the original.
+func (s *shaper) compactChunks(text, details string) (Result, error) {
+	cr := s.rl.compact
+	s.data, s.view, s.snap, s.id = []byte(text), viewFormat, nil, ""
+	res, err := s.serveText(ref{kind: contChunk, end: int64(len(s.data)), form: chunk.FormEscaped}, layout{details: details})
+	if err != nil {
+		return Result{}, err
+	}
+	res.Details = details
+	about := ""
+	if s.rec.TokensBeforeEstimated {
+		about = "about "
+	}
+	res.Guidance = strings.Replace(res.Guidance, "Showing chunk", "Showing a compact rendering's chunk", 1) +
+		fmt.Sprintf(" The rendering (format %s) stands for %s%s tokens of JSON. The original JSON: its details cursor (detailsCursor) with fields=all.",
+			cr.formatter.ID(cr.op), about, thousands(s.rec.TokensBefore))
+	return res, nil
+}
+
+// rerender is, in replay mode, the view of a continuation of a compact
+// rendering's chunks: the rendering of the response again, with the
+// arguments args.
+func (cr *compactRules) rerender(ctx context.Context, data, args []byte) ([]byte, error) {
+	text, err := cr.formatter.RenderArgs(ctx, cr.op, data, args)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(text), nil
 }
 
 // logTransformation writes the transformation log's entry of a format's

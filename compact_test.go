@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -110,6 +111,11 @@ func followFrom(t *testing.T, g *ctxfit.Guard, req ctxfit.Request, first ctxfit.
 	switch {
 	case first.Strategy == telemetry.StrategyFormat:
 		return original(t, g, req, first, fetch, hardCap)
+	case first.Strategy == telemetry.StrategyChunking && first.Details != "":
+		// A rendering in chunks: its details cursor leads to the original.
+		all := req
+		all.Cursor, all.Fields = first.Details, summary.FieldsAll
+		return followAll(t, g, all, fetch, hardCap)
 	case first.Strategy == telemetry.StrategySummary:
 		all := req
 		all.Cursor, all.Fields = first.Details, summary.FieldsAll
@@ -188,7 +194,7 @@ func TestAFormatFallsBackToTheOtherStrategies(t *testing.T) {
 			f.Template = "{{range .nodes}}{{.summary}}{{.summary}}{{.summary}}{{.summary}}{{.summary}}{{.summary}}{{end}}"
 			f.Transforms = nil
 			return f
-		}(), ctxfit.WrapperConfig{}, nodes(200, 10), "is over the threshold"},
+		}(), ctxfit.WrapperConfig{}, nodes(200, 10), "is not smaller than the response"},
 		{"a rendering past the time limit", func() ctxfit.OutputFormat {
 			f := *nodesFormat()
 			f.Template = "{{range .nodes}}{{range $.nodes}}{{.name}}{{end}}{{end}}" // 160,000 names: far past 2 ms
@@ -490,8 +496,6 @@ func TestAFormatAppliesToResponsesOfEverySize(t *testing.T) {
 		{"a response smaller than the rendering's details cursor stays as it is", statusFormat, 0, status(0), false},
 		{"a rendering that is not smaller is not sent", &ctxfit.OutputFormat{Template: strings.Repeat("{{.status}} ", 60),
 			ExtractFields: []string{"status"}}, 0, status(0), false},
-		{"a rendering over the threshold is not sent", &ctxfit.OutputFormat{Template: strings.Repeat("{{.status}} ", 60),
-			ExtractFields: []string{"status"}}, 50, status(200), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := ctxfit.Options{Now: func() time.Time { return formatTime }}
@@ -563,6 +567,111 @@ func TestAFormatReadsTheArgumentsAndOptionalFields(t *testing.T) {
 			require.NoError(t, json.Unmarshal(res.Body, &body))
 			assert.Equal(t, tc.want, body.Text)
 			assert.Empty(t, entries)
+		})
+	}
+}
+
+// renderingOf is what format renders of raw with the arguments args, on
+// the clock of formatGuard.
+func renderingOf(t *testing.T, format *ctxfit.OutputFormat, raw, args []byte) string {
+	t.Helper()
+	f, err := summary.NewFormatter(map[string]summary.Format{"search_nodes": format.SummaryFormat("search_nodes")},
+		&summary.FormatOptions{Now: func() time.Time { return formatTime }, Timeout: time.Hour})
+	require.NoError(t, err)
+	text, err := f.RenderArgs(context.Background(), "search_nodes", raw, args)
+	require.NoError(t, err)
+	return text
+}
+
+// chunkBody is the body of a chunk of a compact rendering.
+type chunkBody struct {
+	Content       string  `json:"content"`
+	NextCursor    *string `json:"nextCursor"`
+	DetailsCursor string  `json:"detailsCursor"`
+}
+
+func TestARenderingOverTheThresholdIsSentInChunksThatLeadToItAndToTheOriginal(t *testing.T) {
+	// A format that keeps much of each entity: its rendering is smaller
+	// than the response, and larger than small thresholds.
+	verbose := &ctxfit.OutputFormat{FormatID: "search_nodes",
+		Template:      "Found {{len .nodes}} entities for {{printf \"%q\" .args.query}}:\n{{range $i, $n := .nodes}}{{inc $i}}. {{$n.name}} [{{$n.entity_type}}] - {{$n.summary}} (id {{$n.uuid}})\n{{end}}",
+		ExtractFields: []string{"nodes.uuid", "nodes.name", "nodes.entity_type", "nodes.summary"}}
+	type tc struct {
+		name               string
+		entities, notes    int
+		threshold, hardCap int
+		mode               ctxfit.Mode
+	}
+	cases := []tc{
+		{"a rendering over the threshold under the hard cap, store mode", 60, 400, 500, 3000, ctxfit.ModeStore},
+		{"a rendering over the hard cap, store mode", 200, 400, 500, 1500, ctxfit.ModeStore},
+		{"a rendering over the hard cap, replay mode", 200, 400, 500, 1500, ctxfit.ModeReplay},
+		{"a rendering of a response over the hard cap, replay mode", 150, 2000, 1000, 2500, ctxfit.ModeReplay},
+	}
+	if !testing.Short() {
+		r := rand.New(rand.NewPCG(28, 1))
+		for i := range 12 {
+			c := tc{entities: 20 + r.IntN(200), notes: r.IntN(2000), threshold: 300 + r.IntN(1500),
+				mode: []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay}[r.IntN(2)]}
+			c.hardCap = c.threshold + ctxfit.MinHardCap + r.IntN(2000)
+			c.name = fmt.Sprintf("generated case %d: %d entities, threshold %d, hard cap %d, %s mode", i, c.entities, c.threshold, c.hardCap, c.mode)
+			cases = append(cases, c)
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			metricsFile := filepath.Join(t.TempDir(), "metrics.jsonl")
+			opts := ctxfit.Options{Now: func() time.Time { return formatTime }}
+			opts.Config = ctxfit.Config{Secret: secret, ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour),
+				Mode: tc.mode, Threshold: tc.threshold, HardCap: tc.hardCap,
+				Endpoints: []ctxfit.Endpoint{{Match: "search_nodes", OutputFormat: verbose}},
+				Wrapper:   ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: metricsFile}}
+			g, err := ctxfit.New(&opts)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = g.Close() })
+			raw := nodes(tc.entities, tc.notes)
+			req := nodesReq
+			req.Filters = []byte(`{"query":"person"}`)
+			rendering := renderingOf(t, verbose, raw, req.Filters)
+			require.Greater(t, exact.Count(rendering), tc.threshold, "the case renders over the threshold")
+			require.Less(t, exact.Count(rendering), exact.Count(string(raw)), "and smaller than the response")
+			fetch := serve(raw, "application/json")
+
+			first, err := g.Handle(context.Background(), req, fetch)
+			require.NoError(t, err)
+			require.Equal(t, telemetry.StrategyChunking, first.Strategy, "the rendering, shaped by the budget")
+			require.LessOrEqual(t, exact.Count(string(first.Body)), tc.hardCap, "within the hard cap by exact count")
+			var body chunkBody
+			require.NoError(t, json.Unmarshal(first.Body, &body))
+			assert.True(t, strings.HasPrefix(rendering, body.Content), "the first chunk is the rendering's start")
+			assert.True(t, strings.HasPrefix(body.Content, "Found "+strconv.Itoa(tc.entities)+` entities for "person":`), "the template read the arguments")
+			require.NotEmpty(t, first.Details, "the first chunk has a details cursor")
+			assert.Equal(t, first.Details, body.DetailsCursor, "in the body too")
+			assert.Contains(t, first.Guidance, "compact rendering")
+			assert.Contains(t, first.Guidance, "details cursor")
+
+			rebuilt, _, err := rebuild.Rebuild(first.Body, func(cursor string, part int64) ([]byte, error) {
+				next := req
+				next.Cursor, next.Part = cursor, part
+				res, err := g.Handle(context.Background(), next, fetch)
+				if err == nil {
+					require.LessOrEqual(t, exact.Count(string(res.Body)), tc.hardCap, "nothing over the hard cap (%s)", res.Strategy)
+				}
+				return res.Body, err
+			})
+			require.NoError(t, err)
+			assert.Equal(t, rendering, string(rebuilt), "the chunks are the rendering, byte for byte")
+
+			all := req
+			all.Cursor, all.Fields = first.Details, summary.FieldsAll
+			assert.Equal(t, string(raw), string(followAll(t, g, all, fetch, tc.hardCap)), "the details cursor leads to the original, byte for byte")
+
+			require.NoError(t, g.Close())
+			metrics := readLines[summary.Metrics](t, metricsFile)
+			require.Len(t, metrics, 1, "the first response tried the format")
+			assert.False(t, metrics[0].UsedFallback, "the rendering was sent")
+			assert.Equal(t, len(rendering), metrics[0].CompactBytes)
+			assert.Equal(t, exact.Count(rendering), metrics[0].CompactTokens, "exact tokens")
 		})
 	}
 }

@@ -16,8 +16,9 @@
 //
 //   - JSON of an endpoint with an [OutputFormat] (and
 //     [WrapperConfig.CompactOutput] on), whatever its size: its compact
-//     rendering, when the threshold holds it and the answer, with a details
-//     cursor to the original, is smaller than the response; else as below;
+//     rendering, when the answer, with a details cursor to the original, is
+//     smaller than the response (over the threshold, the rendering in
+//     chunks, the first with the details cursor); else as below;
 //   - under the threshold, the response itself, byte for byte;
 //   - a JSON array, or an object whose bulk is one array: a page fitted to the
 //     budget with a cursor to the next (an object keeps its other fields);

@@ -486,6 +486,12 @@ func (g *Guard) continuation(ctx context.Context, e *engine, rl *rules, req *Req
 	data, err := g.load(ctx, e, r, func(ctx context.Context) (Response, error) {
 		resp, err := fetch(ctx)
 		cacheHit = resp.CacheHit
+		if err == nil && r.view == viewFormat && rl.compact != nil {
+			// The chunks of a compact rendering continue the rendering.
+			if resp.Body, err = rl.compact.rerender(ctx, resp.Body, req.Filters); err != nil {
+				err = ErrDataChanged
+			}
+		}
 		return resp, err
 	})
 	if err != nil {

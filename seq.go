@@ -134,6 +134,7 @@ type layout struct {
 	outline []byte // raw JSON, or nil
 	parts   bool   // the outline holds placeholders besides the sequence's
 	path    string // where the sequence or text is in the outline, e.g. "data.items"
+	details string // of a text: the details cursor to the original it renders (see shaper.compactChunks), or ""
 }
 
 // serveSeq serves the page of the container r continues. r.offset is the

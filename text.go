@@ -245,6 +245,10 @@ func (s *shaper) textResult(r ref, lay layout, span chunk.Span) (Result, error) 
 		out = append(out, ',')
 		out = appendCursor(out, "partCursor", parts)
 	}
+	if lay.details != "" {
+		out = append(out, ',')
+		out = appendCursor(out, "detailsCursor", lay.details)
+	}
 	endLine := r.line
 	if len(piece) > 0 {
 		endLine += int64(newlines(piece[:len(piece)-1], r.form))

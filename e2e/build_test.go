@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		runManyToolsServer()
 		return
 	}
+	if os.Getenv(graphServerEnv) != "" {
+		runGraphServer()
+		return
+	}
 	dir, err := os.MkdirTemp("", "ctxfit-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -2,6 +2,9 @@ package mcpfit_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +13,7 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
+	"github.com/ctxfit/ctxfit/summary"
 )
 
 func TestAToolsOutputFormatIsAppliedAndTheDetailsToolGivesTheOriginal(t *testing.T) {
@@ -74,4 +78,77 @@ func TestASmallResultGetsItsToolsOutputFormatWithTheCallsArguments(t *testing.T)
 	full := mcpfittest.Call(t, cs, mcpcore.DefaultDetailsTool, map[string]any{"cursor": mcpfittest.DetailsCursor(res), "fields": "all"})
 	require.False(t, full.IsError, "%v", mcpfittest.Texts(t, full))
 	assert.Equal(t, bodyOf(t, original), mcpfittest.Texts(t, full)[0], "the details tool gives the original, byte for byte")
+}
+
+func TestTheMetricsFileAndTheTransformationLogAgreeOnEveryCall(t *testing.T) {
+	dir := t.TempDir()
+	metricsFile, logFile := filepath.Join(dir, "metrics.jsonl"), filepath.Join(dir, "transformations.jsonl")
+	cfg := ctxfit.Config{
+		Endpoints: []ctxfit.Endpoint{{Match: "search_bookings", OutputFormat: &ctxfit.OutputFormat{
+			Template:       "{{.total}} bookings:{{range .results}} {{.id}};{{end}}",
+			ExtractFields:  []string{"total", "results.id"},
+			RequiredFields: []string{"results.id"},
+		}}, {Match: "get_booking", OutputFormat: &ctxfit.OutputFormat{
+			Template:       "{{.id}}: {{.nickname}}",
+			ExtractFields:  []string{"id", "nickname"},
+			RequiredFields: []string{"nickname"},
+		}}},
+		Wrapper: ctxfit.WrapperConfig{CollectMetrics: true, MetricsFile: metricsFile, LogFile: logFile},
+	}
+	cs, raw := guarded(t, cfg, nil)
+	rendered := map[string]any{"query": "", "limit": 8}
+	booking := map[string]any{"id": "BK00001"}
+
+	res := mcpfittest.Call(t, cs, "search_bookings", rendered)
+	require.Equal(t, "format", res.Meta[mcpcore.MetaStrategy])
+	var body struct {
+		Text string `json:"text"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(mcpfittest.Texts(t, res)[0]), &body))
+	res = mcpfittest.Call(t, cs, "get_booking", booking)
+	require.NotEqual(t, "format", res.Meta[mcpcore.MetaStrategy], "a result without the required field is not rendered")
+
+	metrics := readJSONLines[summary.Metrics](t, metricsFile)
+	entries := readJSONLines[summary.TransformationLog](t, logFile)
+	require.Len(t, metrics, 2, "a metrics line a call")
+	assert.False(t, metrics[0].UsedFallback, "the rendering was sent")
+	assert.Equal(t, len(body.Text), metrics[0].CompactBytes)
+	assert.Equal(t, mcpfittest.Count(body.Text), metrics[0].CompactTokens, "exact tokens of the rendering")
+	assert.Equal(t, len(bodyOf(t, mcpfittest.Call(t, raw, "search_bookings", rendered))), metrics[0].RawBytes)
+	assert.True(t, metrics[1].UsedFallback, "the result without the required field fell back")
+	var failed *summary.TransformationLog
+	for i, e := range entries {
+		if e.Level == summary.LogError {
+			failed = &entries[i]
+		}
+		var m *summary.Metrics
+		for j := range metrics {
+			if metrics[j].Timestamp.Equal(e.Timestamp) {
+				m = &metrics[j]
+			}
+		}
+		require.NotNil(t, m, "the log entry %+v has the metrics line of its run", e)
+		assert.Equal(t, m.Operation, e.Operation, "the log and the metrics agree")
+		assert.Equal(t, m.RawBytes, e.InputSize, "the log and the metrics agree")
+		assert.Equal(t, m.ProcessingTimeMs, e.ProcessingTimeMs, "the log and the metrics agree")
+		assert.Equal(t, m.UsedFallback, e.UsedFallback, "the log and the metrics agree")
+	}
+	require.NotNil(t, failed, "the fallback is logged as an error: %+v, metrics %+v", entries, metrics)
+	assert.Equal(t, "get_booking", failed.Operation)
+	assert.Contains(t, failed.Error, `"nickname"`, "naming the missing required field")
+	assert.True(t, failed.UsedFallback)
+}
+
+// readJSONLines decodes a JSON Lines file.
+func readJSONLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []T
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		var v T
+		require.NoError(t, json.Unmarshal([]byte(line), &v), line)
+		out = append(out, v)
+	}
+	return out
 }

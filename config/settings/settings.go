@@ -371,9 +371,9 @@ type Endpoint struct {
 	Format string `json:"format,omitempty" yaml:"format,omitempty" validate:"omitempty,oneof=json toon"`
 	// OutputFormat, when set and Wrapper.CompactOutput is on, answers a
 	// JSON response of any size with its compact rendering, with a details
-	// cursor that leads to the original, when the threshold holds the
-	// rendering and the answer is smaller than the response and within the
-	// hard cap; nil means none.
+	// cursor that leads to the original, when the answer is smaller than
+	// the response and within the hard cap (a rendering over the threshold
+	// in chunks, the first with the details cursor); nil means none.
 	OutputFormat *OutputFormat `json:"outputFormat,omitempty" yaml:"outputFormat,omitempty"`
 }
 

@@ -74,7 +74,7 @@ describe('server-memory behind ctxfit proxy with the knowledge-graph formats', (
     ['open_nodes', { names: ['Engineer 0', 'Engineer 1', 'Engineer 2', 'Engineer 3', 'Engineer 4', 'Engineer 5'] },
       'Found 6 entities named [Engineer 0 Engineer 1 Engineer 2 Engineer 3 Engineer 4 Engineer 5]:\n1. Engineer 0 [person] - 3 observations\n'],
   ]) {
-    test(`${tool} comes back as its compact rendering, valid for its outputSchema, and leads back to the original`, async () => {
+    test(`${tool} comes back as its compact rendering, valid for its outputSchema, and leads back to the original`, async (t) => {
       const want = await direct.callTool({ name: tool, arguments: args });
       const got = await proxied.callTool({ name: tool, arguments: args }); // validated against the outputSchema
       assert.ok(!got.isError, texts(got).join(' '));
@@ -85,6 +85,8 @@ describe('server-memory behind ctxfit proxy with the knowledge-graph formats', (
       assert.equal(got.structuredContent.meta.format, 'graph');
       assert.ok(JSON.stringify(got).length < JSON.stringify(want).length,
         `the answer (${JSON.stringify(got).length} bytes) is smaller than the server's (${JSON.stringify(want).length})`);
+      t.diagnostic(`savings of format graph on ${tool} ${JSON.stringify(args)}: ${got._meta['dev.ctxfit/originalTokens']} -> ` +
+        `${got._meta['dev.ctxfit/tokens']} tokens (${(100 * (1 - got._meta['dev.ctxfit/tokens'] / got._meta['dev.ctxfit/originalTokens'])).toFixed(1)}%)`);
 
       const cursor = got._meta['dev.ctxfit/detailsCursor'];
       assert.ok(cursor, 'the details cursor is in _meta');

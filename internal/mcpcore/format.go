@@ -3,6 +3,8 @@ package mcpcore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
@@ -74,4 +76,16 @@ func (s *Shaper) hasFormat(tool string) bool {
 		}
 	}
 	return false
+}
+
+// renderingGuidance rewrites the guidance line of a compact rendering (the
+// rendering whole, or a chunk of it): the engine's sentence names the HTTP
+// way to the original; the line names the details tool instead.
+func renderingGuidance(line string, res ctxfit.Result, names Names) string {
+	i := strings.Index(line, " The original JSON:")
+	if i < 0 || res.Details == "" {
+		return line
+	}
+	in, _ := marshal(DetailsInput{Cursor: res.Details, Fields: "all"})
+	return line[:i] + fmt.Sprintf(" For the original JSON call %s with %s.", names.details(), in)
 }

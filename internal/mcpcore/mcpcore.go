@@ -215,12 +215,8 @@ func Guidance(res ctxfit.Result, names Names) string {
 		}
 		return line
 	}
+	line = renderingGuidance(line, res, names)
 	if res.Strategy == telemetry.StrategyFormat {
-		// The engine's sentence names the HTTP way to the original.
-		if i := strings.Index(line, " The original JSON:"); i >= 0 && res.Details != "" {
-			in, _ := marshal(DetailsInput{Cursor: res.Details, Fields: "all"})
-			line = line[:i] + fmt.Sprintf(" For the original JSON call %s with %s.", names.details(), in)
-		}
 		return line
 	}
 	what := ""
