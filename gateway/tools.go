@@ -47,6 +47,11 @@ type Operation struct {
 	params   []param // by argument name, in the input schema's order
 	bodyArg  string  // the argument that holds the request body; "" for none
 	bodyType string  // the request body's media type
+	// mediaArg is the argument that picks the body's media type among
+	// mediaTypes when the document declares several the gateway sends;
+	// "" for none (bodyType it is).
+	mediaArg   string
+	mediaTypes []string
 	input    map[string]any
 	output   bool           // the tool has an output schema: results carry structured content
 	outputs  map[string]any // the output schema, for checking answers
@@ -332,7 +337,12 @@ func newOperation(conv schemaConverter, info opInfo, taken map[string]bool) (*Op
 			return nil, "request body: " + err.Error()
 		}
 		content, _ := rb["content"].(map[string]any)
-		mt, media := bodyMedia(content)
+		types := bodyMedias(content)
+		var mt string
+		var media map[string]any
+		if len(types) > 0 {
+			mt, media = types[0], content[types[0]].(map[string]any)
+		}
 		rbRequired, _ := rb["required"].(bool)
 		switch {
 		case media != nil:
@@ -342,6 +352,16 @@ func newOperation(conv schemaConverter, info opInfo, taken map[string]bool) (*Op
 			}
 			op.bodyType = mt
 			schema := conv.convert(media["schema"])
+			if len(types) > 1 {
+				schema = bodySchemas(conv, content, types)
+				op.mediaArg = "contentType"
+				for i := 0; args[op.mediaArg] || op.mediaArg == op.bodyArg; i++ {
+					op.mediaArg = op.bodyArg + "ContentType" + strings.Repeat("_", i)
+				}
+				op.mediaTypes = types
+				props[op.mediaArg] = map[string]any{"type": "string", "enum": types, "default": mt,
+					"description": fmt.Sprintf("The media type %s is sent as (the operation takes %s); default %s.", op.bodyArg, strings.Join(types, ", "), mt)}
+			}
 			if d := str(rb, "description"); d != "" {
 				if _, has := schema["description"]; !has {
 					schema["description"] = d
@@ -477,13 +497,15 @@ func jsonMedia(content map[string]any) (string, map[string]any) {
 	return "", nil
 }
 
-// bodyMedia returns the media type of a request body the gateway sends:
-// JSON (application/json first, then merge-patch, then any +json), a form,
-// multipart or text; "" and nil when there is none.
-func bodyMedia(content map[string]any) (string, map[string]any) {
+// bodyMedias returns the media types of a request body the gateway sends,
+// the default first: JSON (application/json first, then merge-patch, then
+// any +json), a form, multipart or text; none when there is none.
+func bodyMedias(content map[string]any) []string {
 	keys := make([]string, 0, len(content))
-	for k := range content {
-		keys = append(keys, k)
+	for k, v := range content {
+		if _, ok := v.(map[string]any); ok && mediaRank(k) < len(mediaOrder) {
+			keys = append(keys, k)
+		}
 	}
 	slices.SortFunc(keys, func(a, b string) int {
 		if r := mediaRank(a) - mediaRank(b); r != 0 {
@@ -491,12 +513,28 @@ func bodyMedia(content map[string]any) (string, map[string]any) {
 		}
 		return strings.Compare(a, b)
 	})
-	for _, k := range keys {
-		if m, ok := content[k].(map[string]any); ok && mediaRank(k) < len(mediaOrder) {
-			return k, m
+	return keys
+}
+
+// bodySchemas returns the schema of a body that may be sent as any of
+// types: their one schema when they share it, else anyOf the distinct
+// ones (a JSON Patch is an array where a merge patch is an object).
+func bodySchemas(conv schemaConverter, content map[string]any, types []string) map[string]any {
+	var distinct []any
+	seen := map[string]bool{}
+	for _, t := range types {
+		m, _ := content[t].(map[string]any)
+		s := conv.convert(m["schema"])
+		b, _ := json.Marshal(s)
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			distinct = append(distinct, s)
 		}
 	}
-	return "", nil
+	if len(distinct) == 1 {
+		return distinct[0].(map[string]any)
+	}
+	return map[string]any{"anyOf": distinct}
 }
 
 // mediaOrder ranks the request bodies the gateway sends.
