@@ -52,9 +52,9 @@ type Operation struct {
 	// "" for none (bodyType it is).
 	mediaArg   string
 	mediaTypes []string
-	input    map[string]any
-	output   bool           // the tool has an output schema: results carry structured content
-	outputs  map[string]any // the output schema, for checking answers
+	input      map[string]any
+	output     bool           // the tool has an output schema: results carry structured content
+	outputs    map[string]any // the output schema, for checking answers
 }
 
 // param is one parameter of an operation and the tool argument that holds it.
