@@ -52,9 +52,28 @@ type Operation struct {
 	// "" for none (bodyType it is).
 	mediaArg   string
 	mediaTypes []string
+	// resource: the operation is served as an MCP resource (a template
+	// when it has path parameters), not a tool.
+	resource bool
 	input      map[string]any
 	output     bool           // the tool has an output schema: results carry structured content
 	outputs    map[string]any // the output schema, for checking answers
+}
+
+// readable reports whether op can be an MCP resource: a GET whose only
+// required arguments are its path parameters (which a URI template
+// fills).
+func (op *Operation) readable() bool {
+	if op.Method != http.MethodGet {
+		return false
+	}
+	required, _ := op.input["required"].([]string)
+	for _, arg := range required {
+		if !slices.ContainsFunc(op.params, func(p param) bool { return p.arg == arg && p.in == "path" }) {
+			return false
+		}
+	}
+	return true
 }
 
 // param is one parameter of an operation and the tool argument that holds it.
@@ -112,6 +131,9 @@ func Operations(doc *Document, include []string, reserved []string) ([]*Operatio
 type routes struct {
 	include, exclude []string
 	names            map[string]string
+	// resources select the GET operations served as resources (see
+	// [Options.Resources]).
+	resources []string
 }
 
 func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Skip, error) {
@@ -128,6 +150,7 @@ func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Ski
 	used := make([]bool, len(include))
 	excluded := make([]bool, len(r.exclude))
 	renamed := map[string]bool{}
+	mapped := make([]bool, len(r.resources))
 	var ops []*Operation
 	var skips []Skip
 	paths := make([]string, 0, len(rawPaths))
@@ -174,6 +197,11 @@ func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Ski
 				skips = append(skips, Skip{Method: method, Path: p, Reason: reason})
 				continue
 			}
+			for i, res := range r.resources {
+				if info.selectedBy(res) && op.readable() {
+					op.resource, mapped[i] = true, true
+				}
+			}
 			ops = append(ops, op)
 		}
 	}
@@ -185,6 +213,11 @@ func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Ski
 	for i, exc := range r.exclude {
 		if !excluded[i] {
 			return nil, skips, fmt.Errorf("gateway: exclude %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", exc)
+		}
+	}
+	for i, res := range r.resources {
+		if !mapped[i] {
+			return nil, skips, fmt.Errorf("gateway: resource %q selects no GET operation whose only required arguments are path parameters (give an operationId, a tag, a path pattern such as /items/* or GET /path)", res)
 		}
 	}
 	for key := range r.names {
