@@ -55,9 +55,9 @@ type Operation struct {
 	// resource: the operation is served as an MCP resource (a template
 	// when it has path parameters), not a tool.
 	resource bool
-	input      map[string]any
-	output     bool           // the tool has an output schema: results carry structured content
-	outputs    map[string]any // the output schema, for checking answers
+	input    map[string]any
+	output   bool           // the tool has an output schema: results carry structured content
+	outputs  map[string]any // the output schema, for checking answers
 }
 
 // readable reports whether op can be an MCP resource: a GET whose only
