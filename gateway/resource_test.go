@@ -59,3 +59,13 @@ func TestRouteMapsServeGETOperationsAsResources(t *testing.T) {
 		}
 	})
 }
+
+func TestALargeResourceReadIsShapedAsAToolResultIs(t *testing.T) {
+	big := `{"id":"o1","notes":"` + strings.Repeat("word ", 20000) + `"}`
+	api := newFakeAPI(t, jsonReply(200, big))
+	_, cs := connect(t, loadShop(t), newGuard(t, ctxfit.Config{}), &gateway.Options{BaseURL: api.URL, Resources: []string{"getOrder"}})
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: api.URL + "/orders/o1"})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Contents)
+	assert.Less(t, len(res.Contents[0].Text), len(big), "the guard's gate shapes the read")
+}
