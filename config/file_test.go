@@ -60,6 +60,10 @@ var example = ctxfit.Config{
 		MetricsFile: "/var/log/ctxfit/metrics.jsonl", LogFile: "/var/log/ctxfit/formats.jsonl",
 		SlowThresholdMs: 50, TimeoutMs: 100,
 	},
+	Gateway: settings.GatewayRoutes{
+		Include: []string{"bookings", "GET /api/v1/logs/*"}, Exclude: []string{"deleteBooking"},
+		Resources: []string{"getBooking"}, Names: map[string]string{"listBookings": "bookings"},
+	},
 }
 
 // writeFile writes content to name in a fresh temporary directory.

@@ -110,6 +110,11 @@ func clone(c settings.Config) settings.Config {
 		}
 	}
 	c.Wrapper.CompactOutput = cloneBool(c.Wrapper.CompactOutput)
+	c.CatalogTools = slices.Clone(c.CatalogTools)
+	c.Gateway.Include = slices.Clone(c.Gateway.Include)
+	c.Gateway.Exclude = slices.Clone(c.Gateway.Exclude)
+	c.Gateway.Resources = slices.Clone(c.Gateway.Resources)
+	c.Gateway.Names = maps.Clone(c.Gateway.Names)
 	return c
 }
 

@@ -125,7 +125,11 @@ func (op *Operation) buildRequest(ctx context.Context, base *url.URL, args map[s
 	var body io.Reader
 	if op.bodyArg != "" {
 		if v, ok := args[op.bodyArg]; ok {
-			b, ct, err := encodeBody(op.bodyType, v)
+			mt := op.bodyType
+			if chosen, ok := args[op.mediaArg].(string); ok && slices.Contains(op.mediaTypes, chosen) {
+				mt = chosen
+			}
+			b, ct, err := encodeBody(mt, v)
 			if err != nil {
 				return nil, err
 			}

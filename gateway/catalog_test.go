@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/gateway"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 
 // generatedDocument is an OpenAPI document of n resources, each with a
@@ -132,49 +131,18 @@ func TestALargeGeneratedAPIIsServedAsABudgetedCatalog(t *testing.T) {
 	api := newFakeAPI(t, jsonReply(200, `{"ok":true}`))
 	changed := make(chan struct{}, 1)
 	cs, rec := connectRecorded(t, generatedDocument(t, 200, api.URL), newGuard(t, ctxfit.Config{}), changed)
-	ctx := context.Background()
-	counter, err := budget.Exact("")
+	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
-
-	res, err := cs.ListTools(ctx, nil)
-	require.NoError(t, err)
-	assert.LessOrEqual(t, counter.Count(string(rec.last())), 12000, "600 operations' tools/list within the catalog budget (the hard cap), by exact count")
-	names := listedNames(res)
-	for _, own := range []string{"ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfit_query", "ctxfit_find_tools", "ctxfit_call_tool"} {
-		assert.Contains(t, names, own)
-	}
-	assert.Greater(t, len(names), 20, "with some of the API's tools")
-	assert.NotContains(t, names, "delete_order_172")
-
-	found, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_find_tools", Arguments: map[string]any{"query": "delete order 172", "limit": 3}})
-	require.NoError(t, err)
-	require.False(t, found.IsError)
-	var body struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(found.Content[0].(*mcp.TextContent).Text), &body))
-	require.NotEmpty(t, body.Tools)
-	assert.Equal(t, "delete_order_172", body.Tools[0]["name"], "the tool the words name is found first")
-
-	got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_call_tool", Arguments: map[string]any{"name": "delete_order_172", "arguments": map[string]any{"id": "o-1"}}})
-	require.NoError(t, err)
-	require.False(t, got.IsError)
-	reqs := api.requests()
-	require.NotEmpty(t, reqs)
-	assert.Equal(t, http.MethodDelete, reqs[len(reqs)-1].Method)
-	assert.Equal(t, "/orders/172/o-1", reqs[len(reqs)-1].Path, "the call went to the operation")
-
-	bad, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ctxfit_call_tool", Arguments: map[string]any{"name": "delete_order", "arguments": map[string]any{}}})
-	require.NoError(t, err)
-	assert.True(t, bad.IsError, "an unknown name is a tool error")
-
-	select {
-	case <-changed:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no notifications/tools/list_changed after a find")
-	}
-	res, err = cs.ListTools(ctx, nil)
-	require.NoError(t, err)
-	assert.Contains(t, listedNames(res), "delete_order_172", "the found tool is listed from then on")
-	assert.LessOrEqual(t, counter.Count(string(rec.last())), 12000)
+	assert.Greater(t, len(listedNames(res)), 20, "with some of the API's tools")
+	mcpfittest.CheckCatalog(t, cs, mcpfittest.CatalogWalk{
+		Budget: 12000, LastList: func() string { return string(rec.last()) }, Changed: changed,
+		Hidden: "delete_order_172", Query: "delete order 172", Arguments: map[string]any{"id": "o-1"},
+		CheckCall: func(t *testing.T, got *mcp.CallToolResult) {
+			require.False(t, got.IsError, mcpfittest.Texts(t, got))
+			reqs := api.requests()
+			require.NotEmpty(t, reqs)
+			assert.Equal(t, http.MethodDelete, reqs[len(reqs)-1].Method)
+			assert.Equal(t, "/orders/172/o-1", reqs[len(reqs)-1].Path, "the call went to the operation")
+		},
+	})
 }

@@ -69,6 +69,27 @@ func TestEveryParameterStyleAndBodyMediaTypeIsSentAsTheDocumentSays(t *testing.T
 		assert.Equal(t, "application/merge-patch+json", got.Header.Get("Content-Type"))
 		assert.JSONEq(t, `{"name":"n"}`, got.Body)
 	})
+	t.Run("the model picks json-patch with contentType, offered with merge-patch its default", func(t *testing.T) {
+		tool := byName(t, doc)["patchThing"].Tool
+		props := schemaOf(t, tool.InputSchema)["properties"].(map[string]any)
+		assert.Equal(t, map[string]any{"type": "string", "enum": []any{"application/merge-patch+json", "application/json-patch+json"},
+			"default": "application/merge-patch+json", "description": props["contentType"].(map[string]any)["description"]}, props["contentType"])
+		assert.Len(t, props["body"].(map[string]any)["anyOf"], 2, "an array for json-patch, an object for merge-patch")
+
+		patch := []any{map[string]any{"op": "replace", "path": "/name", "value": "n"}}
+		got := call(t, "patchThing", map[string]any{"contentType": "application/json-patch+json", "body": patch})
+		assert.Equal(t, "application/json-patch+json", got.Header.Get("Content-Type"))
+		assert.JSONEq(t, `[{"op":"replace","path":"/name","value":"n"}]`, got.Body)
+	})
+	t.Run("a media type the operation does not take is refused before the call, naming contentType", func(t *testing.T) {
+		before := len(api.requests())
+		e := toolError(t, mcpfittest.Call(t, cs, "patchThing", map[string]any{"contentType": "application/xml", "body": map[string]any{}}))
+		assert.Equal(t, "contentType", e.Data.Parameter)
+		assert.Len(t, api.requests(), before, "nothing was sent")
+	})
+	t.Run("a body of one media type has no contentType argument", func(t *testing.T) {
+		assert.NotContains(t, schemaOf(t, byName(t, doc)["putNote"].Tool.InputSchema)["properties"], "contentType")
+	})
 	t.Run("a text body is the string itself", func(t *testing.T) {
 		got := call(t, "putNote", map[string]any{"body": "hello\nworld"})
 		assert.Equal(t, "text/plain", got.Header.Get("Content-Type"))

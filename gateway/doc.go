@@ -52,7 +52,8 @@
 //     and cookie parameter, and "body" for the request body (JSON first,
 //     then merge-patch, other +json types, a form, multipart or text, in
 //     that order of preference among the media types the document
-//     declares); path parameters are required, as are the others the
+//     declares; when it declares several of them, "contentType" picks
+//     one, the preferred by default); path parameters are required, as are the others the
 //     document marks required; no other property is accepted. A name two
 //     parameters share is prefixed with the location of the second
 //     ("query_id").

@@ -236,7 +236,7 @@ func Load(ctx context.Context, location string, opts *LoadOptions) (*Document, e
 		loc = &url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	}
 	r.base = loc
-	r.allow = append(r.allow, dir(loc))
+	r.allow = append(r.allow, realDir(dir(loc)))
 	for _, a := range o.AllowRefs {
 		if u, err := url.Parse(a); err == nil && u.Scheme != "" && u.Scheme != "file" {
 			r.allow = append(r.allow, u)
@@ -246,7 +246,7 @@ func Load(ctx context.Context, location string, opts *LoadOptions) (*Document, e
 		if err != nil {
 			return nil, fmt.Errorf("gateway: --allow-ref %q: %w", a, err)
 		}
-		r.allow = append(r.allow, &url.URL{Scheme: "file", Path: strings.TrimSuffix(filepath.ToSlash(abs), "/") + "/"})
+		r.allow = append(r.allow, realDir(&url.URL{Scheme: "file", Path: strings.TrimSuffix(filepath.ToSlash(abs), "/") + "/"}))
 	}
 	data, err := r.read(loc)
 	if err != nil {
@@ -325,8 +325,33 @@ func (r *refReader) read(u *url.URL) ([]byte, error) {
 	return data, nil
 }
 
-// allowed reports whether a reference may be read from u.
+// realDir returns the directory d (a file URL with its trailing slash)
+// with its symbolic links resolved, so that [refReader.allowed] compares
+// real paths; d itself when it cannot be resolved (it does not exist).
+// Another scheme's d is returned as it is.
+func realDir(d *url.URL) *url.URL {
+	if d.Scheme != "file" {
+		return d
+	}
+	p, err := filepath.EvalSymlinks(filepath.FromSlash(d.Path))
+	if err != nil {
+		return d
+	}
+	return &url.URL{Scheme: "file", Path: strings.TrimSuffix(filepath.ToSlash(p), "/") + "/"}
+}
+
+// allowed reports whether a reference may be read from u. A file's
+// symbolic links are resolved first, so that a link beside the document
+// that points outside it is not read; a file that does not exist is
+// judged by its path (reading it fails anyway).
 func (r *refReader) allowed(u *url.URL) bool {
+	if u.Scheme == "file" {
+		if p, err := filepath.EvalSymlinks(filepath.FromSlash(u.Path)); err == nil {
+			real := *u
+			real.Path = filepath.ToSlash(p)
+			u = &real
+		}
+	}
 	for _, a := range r.allow {
 		if u.Scheme == a.Scheme && u.Host == a.Host && strings.HasPrefix(u.Path, a.Path) && !strings.Contains(u.Path, "/../") {
 			return true

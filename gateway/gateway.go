@@ -61,6 +61,16 @@ type Options struct {
 	// Include's kinds, after Include. Empty means none; an entry that
 	// selects nothing is an error.
 	Exclude []string
+	// Resources serves the GET operations it selects (with the entries
+	// of Include's kinds, among those Include and Exclude leave) as MCP
+	// resources rather than tools, as FastMCP's route maps do: one
+	// without parameters is a resource, one with path parameters a
+	// resource template, its URI the API's URL of the operation
+	// ("https://api.example.com/items/{id}"). Reading one calls the
+	// operation and its answer is shaped as a tool's. An operation with a
+	// required query, header or cookie parameter stays a tool. Empty
+	// means none; an entry that selects no such operation is an error.
+	Resources []string
 	// Names renames tools: a key is an operationId, a tool name or
 	// "METHOD /path", its value the tool's name (made valid and unique as
 	// any other). Nil means the names from the document; a key that names
@@ -219,9 +229,17 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	for _, w := range doc.Warnings {
 		o.Logger.Warn("gateway: the document", "warning", w)
 	}
-	ops, skips, err := operations(doc, routes{include: o.Include, exclude: o.Exclude, names: o.Names}, reserved)
+	all, skips, err := operations(doc, routes{include: o.Include, exclude: o.Exclude, names: o.Names, resources: o.Resources}, reserved)
 	if err != nil {
 		return nil, err
+	}
+	var ops, resources []*Operation
+	for _, op := range all {
+		if op.resource {
+			resources = append(resources, op)
+		} else {
+			ops = append(ops, op)
+		}
 	}
 	for _, sk := range skips {
 		o.Logger.Warn("gateway: an operation is not served", "method", sk.Method, "path", sk.Path, "reason", sk.Reason)
@@ -269,6 +287,11 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 		gw.byName[op.Tool.Name] = t
 		s.AddTool(op.Tool, t.call)
 	}
+	for _, op := range resources {
+		t := &tool{op: op, base: base, header: header, client: o.Client, timeout: o.Timeout, g: gw}
+		t.schemas = sync.OnceValue(func() schemas { return compile(op, gw.logger) })
+		t.addResource(s)
+	}
 	if err := mcpfit.Install(s, g, &inst); err != nil {
 		gw.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -281,7 +304,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	s.AddReceivingMiddleware(gw.catalog.middleware)
 	gw.server = s
 	gw.startup = o.Now().Sub(started)
-	o.Logger.Info("gateway: ready", "tools", len(ops), "api", base.Redacted(), "startup", gw.startup.String())
+	o.Logger.Info("gateway: ready", "tools", len(ops), "resources", len(resources), "api", base.Redacted(), "startup", gw.startup.String())
 	gw.emit(context.Background(), telemetry.GatewayRecord{Event: telemetry.GatewayStartup, Duration: max(gw.startup, 0), Tools: len(ops)})
 	return gw, nil
 }

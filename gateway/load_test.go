@@ -5,6 +5,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,6 +99,30 @@ func TestExternalReferencesBesideTheDocumentAreRead(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, doc.Warnings, 1, "../outside.yaml is outside the document's directory")
 		assert.Contains(t, keys(byName(t, doc)), "getRecord")
+	})
+	t.Run("a symbolic link beside the document is followed only when it points beside it too", func(t *testing.T) {
+		root := t.TempDir()
+		docDir, outside := filepath.Join(root, "api"), filepath.Join(root, "secret.yaml")
+		require.NoError(t, os.MkdirAll(filepath.Join(docDir, "models"), 0o755))
+		limit := "limit: {name: limit, in: query, schema: {type: integer}}\n"
+		require.NoError(t, os.WriteFile(outside, []byte(limit), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(docDir, "models", "inside.yaml"), []byte(limit), 0o600))
+		if err := os.Symlink(outside, filepath.Join(docDir, "models", "out.yaml")); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+		require.NoError(t, os.Symlink("inside.yaml", filepath.Join(docDir, "models", "in.yaml")))
+		op := func(id, ref string) string {
+			return "  /" + id + ":\n    get:\n      operationId: " + id + "\n      parameters: [{$ref: \"" + ref + "\"}]\n" +
+				"      responses: {\"204\": {description: none}}\n"
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(docDir, "api.yaml"), []byte("openapi: 3.0.3\ninfo: {title: Links, version: \"1\"}\n"+
+			"servers: [{url: \"http://127.0.0.1:1\"}]\npaths:\n"+op("viaOut", "models/out.yaml#/limit")+op("viaIn", "models/in.yaml#/limit")), 0o600))
+
+		doc, err := gateway.Load(t.Context(), filepath.Join(docDir, "api.yaml"), nil)
+		require.NoError(t, err)
+		require.Len(t, doc.Warnings, 1)
+		assert.Contains(t, doc.Warnings[0], `"models/out.yaml#/limit" not allowed`)
+		assert.ElementsMatch(t, []string{"viaIn"}, keys(byName(t, doc)))
 	})
 	t.Run("parsed from bytes, an external reference is a warning", func(t *testing.T) {
 		doc, err := gateway.Parse(t.Context(), readFile(t, "testdata/refs/api.yaml"))

@@ -47,9 +47,33 @@ type Operation struct {
 	params   []param // by argument name, in the input schema's order
 	bodyArg  string  // the argument that holds the request body; "" for none
 	bodyType string  // the request body's media type
+	// mediaArg is the argument that picks the body's media type among
+	// mediaTypes when the document declares several the gateway sends;
+	// "" for none (bodyType it is).
+	mediaArg   string
+	mediaTypes []string
+	// resource: the operation is served as an MCP resource (a template
+	// when it has path parameters), not a tool.
+	resource bool
 	input    map[string]any
 	output   bool           // the tool has an output schema: results carry structured content
 	outputs  map[string]any // the output schema, for checking answers
+}
+
+// readable reports whether op can be an MCP resource: a GET whose only
+// required arguments are its path parameters (which a URI template
+// fills).
+func (op *Operation) readable() bool {
+	if op.Method != http.MethodGet {
+		return false
+	}
+	required, _ := op.input["required"].([]string)
+	for _, arg := range required {
+		if !slices.ContainsFunc(op.params, func(p param) bool { return p.arg == arg && p.in == "path" }) {
+			return false
+		}
+	}
+	return true
 }
 
 // param is one parameter of an operation and the tool argument that holds it.
@@ -107,6 +131,9 @@ func Operations(doc *Document, include []string, reserved []string) ([]*Operatio
 type routes struct {
 	include, exclude []string
 	names            map[string]string
+	// resources select the GET operations served as resources (see
+	// [Options.Resources]).
+	resources []string
 }
 
 func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Skip, error) {
@@ -123,6 +150,7 @@ func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Ski
 	used := make([]bool, len(include))
 	excluded := make([]bool, len(r.exclude))
 	renamed := map[string]bool{}
+	mapped := make([]bool, len(r.resources))
 	var ops []*Operation
 	var skips []Skip
 	paths := make([]string, 0, len(rawPaths))
@@ -169,6 +197,11 @@ func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Ski
 				skips = append(skips, Skip{Method: method, Path: p, Reason: reason})
 				continue
 			}
+			for i, res := range r.resources {
+				if info.selectedBy(res) && op.readable() {
+					op.resource, mapped[i] = true, true
+				}
+			}
 			ops = append(ops, op)
 		}
 	}
@@ -180,6 +213,11 @@ func operations(doc *Document, r routes, reserved []string) ([]*Operation, []Ski
 	for i, exc := range r.exclude {
 		if !excluded[i] {
 			return nil, skips, fmt.Errorf("gateway: exclude %q selects no operation (give an operationId, a tag, a path pattern such as /items/* or METHOD /path)", exc)
+		}
+	}
+	for i, res := range r.resources {
+		if !mapped[i] {
+			return nil, skips, fmt.Errorf("gateway: resource %q selects no GET operation whose only required arguments are path parameters (give an operationId, a tag, a path pattern such as /items/* or GET /path)", res)
 		}
 	}
 	for key := range r.names {
@@ -332,7 +370,12 @@ func newOperation(conv schemaConverter, info opInfo, taken map[string]bool) (*Op
 			return nil, "request body: " + err.Error()
 		}
 		content, _ := rb["content"].(map[string]any)
-		mt, media := bodyMedia(content)
+		types := bodyMedias(content)
+		var mt string
+		var media map[string]any
+		if len(types) > 0 {
+			mt, media = types[0], content[types[0]].(map[string]any)
+		}
 		rbRequired, _ := rb["required"].(bool)
 		switch {
 		case media != nil:
@@ -342,6 +385,16 @@ func newOperation(conv schemaConverter, info opInfo, taken map[string]bool) (*Op
 			}
 			op.bodyType = mt
 			schema := conv.convert(media["schema"])
+			if len(types) > 1 {
+				schema = bodySchemas(conv, content, types)
+				op.mediaArg = "contentType"
+				for i := 0; args[op.mediaArg] || op.mediaArg == op.bodyArg; i++ {
+					op.mediaArg = op.bodyArg + "ContentType" + strings.Repeat("_", i)
+				}
+				op.mediaTypes = types
+				props[op.mediaArg] = map[string]any{"type": "string", "enum": types, "default": mt,
+					"description": fmt.Sprintf("The media type %s is sent as (the operation takes %s); default %s.", op.bodyArg, strings.Join(types, ", "), mt)}
+			}
 			if d := str(rb, "description"); d != "" {
 				if _, has := schema["description"]; !has {
 					schema["description"] = d
@@ -477,13 +530,15 @@ func jsonMedia(content map[string]any) (string, map[string]any) {
 	return "", nil
 }
 
-// bodyMedia returns the media type of a request body the gateway sends:
-// JSON (application/json first, then merge-patch, then any +json), a form,
-// multipart or text; "" and nil when there is none.
-func bodyMedia(content map[string]any) (string, map[string]any) {
+// bodyMedias returns the media types of a request body the gateway sends,
+// the default first: JSON (application/json first, then merge-patch, then
+// any +json), a form, multipart or text; none when there is none.
+func bodyMedias(content map[string]any) []string {
 	keys := make([]string, 0, len(content))
-	for k := range content {
-		keys = append(keys, k)
+	for k, v := range content {
+		if _, ok := v.(map[string]any); ok && mediaRank(k) < len(mediaOrder) {
+			keys = append(keys, k)
+		}
 	}
 	slices.SortFunc(keys, func(a, b string) int {
 		if r := mediaRank(a) - mediaRank(b); r != 0 {
@@ -491,12 +546,28 @@ func bodyMedia(content map[string]any) (string, map[string]any) {
 		}
 		return strings.Compare(a, b)
 	})
-	for _, k := range keys {
-		if m, ok := content[k].(map[string]any); ok && mediaRank(k) < len(mediaOrder) {
-			return k, m
+	return keys
+}
+
+// bodySchemas returns the schema of a body that may be sent as any of
+// types: their one schema when they share it, else anyOf the distinct
+// ones (a JSON Patch is an array where a merge patch is an object).
+func bodySchemas(conv schemaConverter, content map[string]any, types []string) map[string]any {
+	var distinct []any
+	seen := map[string]bool{}
+	for _, t := range types {
+		m, _ := content[t].(map[string]any)
+		s := conv.convert(m["schema"])
+		b, _ := json.Marshal(s)
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			distinct = append(distinct, s)
 		}
 	}
-	return "", nil
+	if len(distinct) == 1 {
+		return distinct[0].(map[string]any)
+	}
+	return map[string]any{"anyOf": distinct}
 }
 
 // mediaOrder ranks the request bodies the gateway sends.

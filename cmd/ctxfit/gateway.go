@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -75,7 +76,8 @@ error that tells the model to ask for less or call again later.
 
 Settings come from the defaults, then the file of --config (or
 CTXFIT_CONFIG), then the CTXFIT_* variables, then the flags below, as for
-ctxfit proxy.
+ctxfit proxy. The file's "gateway" section holds route maps (include,
+exclude, resources, names), read at start-up; the flags add to them.
 
 Flags:
 `
@@ -88,6 +90,7 @@ type gatewayFlags struct {
 	include  []string
 	allowRef []string
 	exclude  []string
+	resource []string
 	names    map[string]string
 	headers  http.Header
 	timeout  time.Duration
@@ -127,6 +130,14 @@ func parseGatewayFlags(args []string, out io.Writer, getenv func(string) string)
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				f.exclude = append(f.exclude, s)
+			}
+		}
+		return nil
+	})
+	fs.Func("resource", "GET operations to serve as MCP resources (a template when the path has parameters) rather than tools, as --include names them; repeatable", func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				f.resource = append(f.resource, s)
 			}
 		}
 		return nil
@@ -274,8 +285,15 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	defer closeGuard()
+	routes := g.Config().Gateway // the settings file's route maps, then the flags'
+	names := maps.Clone(routes.Names)
+	if len(f.names) > 0 && names == nil {
+		names = map[string]string{}
+	}
+	maps.Copy(names, f.names)
 	opts := &gateway.Options{
-		BaseURL: f.baseURL, Include: f.include, Exclude: f.exclude, Names: f.names, Header: f.headers, Timeout: f.timeout,
+		BaseURL: f.baseURL, Include: append(routes.Include, f.include...), Exclude: append(routes.Exclude, f.exclude...),
+		Resources: append(routes.Resources, f.resource...), Names: names, Header: f.headers, Timeout: f.timeout,
 		CacheTTL: f.cacheTTL, CacheEntries: f.entries, Logger: logger, Started: started,
 		Sink: f.guard.sink, MaxCalls: f.maxCalls, MaxSessions: f.maxSessions,
 		MaxResponseBytes: int64(f.maxResponseMiB) << 20, MaxBufferedBytes: int64(f.bufferMiB) << 20,
@@ -291,11 +309,11 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	defer gw.Close()
-	names := make([]string, 0, len(f.headers))
+	headers := make([]string, 0, len(f.headers))
 	for name := range f.headers {
-		names = append(names, name)
+		headers = append(headers, name)
 	}
-	logger.Info("gateway: serving", "document", f.openapi, "tools", len(gw.Operations()), "headers", names)
+	logger.Info("gateway: serving", "document", f.openapi, "tools", len(gw.Operations()), "headers", headers)
 	if f.guard.listen == "" {
 		err := gw.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(stdin), Writer: writeCloser(stdout)})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {

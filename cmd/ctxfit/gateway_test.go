@@ -112,6 +112,35 @@ func TestGatewayFlagsExcludeAndRenameOperations(t *testing.T) {
 	assert.ElementsMatch(t, []string{"bookings", "ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfit_query"}, names)
 }
 
+func TestGatewayRouteMapsComeFromTheSettingsFileAndTheFlags(t *testing.T) {
+	api, _ := exampleAPI(t)
+	settings := filepath.Join(t.TempDir(), "ctxfit.yaml")
+	require.NoError(t, os.WriteFile(settings, []byte("gateway:\n  include: [bookings, getLog]\n  exclude: [\"GET /api/v1/logs/*\"]\n"+
+		"  resources: [getBooking]\n  names: {getBooking: booking}\n"), 0o600))
+	cs, _ := gatewayInProcess(t, nil, "--openapi", api.URL+"/openapi.json", "--config", settings, "--name", "listBookings=bookings")
+
+	tools, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, []string{"bookings", "ctxfit_next", "ctxfit_details", "ctxfit_search", "ctxfit_query"}, names,
+		"the file includes bookings and getLog, excludes the logs by path, maps getBooking to a resource; --name renames")
+
+	templates, err := cs.ListResourceTemplates(t.Context(), nil)
+	require.NoError(t, err)
+	byName := map[string]string{}
+	for _, rt := range templates.ResourceTemplates {
+		byName[rt.Name] = rt.URITemplate
+	}
+	require.Equal(t, api.URL+"/api/v1/bookings/{id}", byName["booking"], "named by the file: %v", byName)
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: api.URL + "/api/v1/bookings/BK00042"})
+	require.NoError(t, err)
+	require.Len(t, res.Contents, 1)
+	assert.Contains(t, res.Contents[0].Text, "BK00042")
+}
+
 func TestGatewayServesStreamableHTTPWithAHealthReport(t *testing.T) {
 	api, _ := exampleAPI(t)
 	ctx, cancel := context.WithCancel(context.Background())

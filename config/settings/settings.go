@@ -197,6 +197,33 @@ type Config struct {
 	// Wrapper sets how the endpoints' output formats (Endpoint.OutputFormat)
 	// are applied, measured and logged. The zero value means its defaults.
 	Wrapper WrapperConfig `json:"wrapper,omitzero" yaml:"wrapper,omitempty"`
+	// Gateway holds the route maps of ctxfit gateway, read at start-up
+	// (a change takes a restart); its flags --include, --exclude,
+	// --resource and --name add to them. The zero value serves every
+	// operation as a tool named from the document.
+	Gateway GatewayRoutes `json:"gateway,omitzero" yaml:"gateway,omitempty"`
+}
+
+// GatewayRoutes select, map and name the operations of an OpenAPI
+// document that ctxfit gateway serves. An entry is an operationId, a tag,
+// a path pattern ("/items/*") or a method and a path pattern
+// ("GET /items/{id}"); an entry that selects no operation is an error at
+// start-up.
+type GatewayRoutes struct {
+	// Include selects the operations served. Empty means all of them.
+	Include []string `json:"include,omitempty" yaml:"include,omitempty"`
+	// Exclude leaves out the operations it selects, after Include. Empty
+	// means none.
+	Exclude []string `json:"exclude,omitempty" yaml:"exclude,omitempty"`
+	// Resources serves the GET operations it selects (whose only required
+	// parameters are path parameters) as MCP resources rather than tools:
+	// a resource, or a resource template when the path has parameters.
+	// Empty means none.
+	Resources []string `json:"resources,omitempty" yaml:"resources,omitempty"`
+	// Names renames tools and resources: a key is an operationId, a tool
+	// name or "METHOD /path", its value the name. Empty means the names
+	// from the document.
+	Names map[string]string `json:"names,omitempty" yaml:"names,omitempty"`
 }
 
 // WrapperConfig sets how output formats are applied: the MCP-wrapper data

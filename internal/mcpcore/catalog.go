@@ -729,16 +729,15 @@ func (c *Catalog) search(query string) []int {
 // for a limit out of 1..50 give the [ArgumentError] to report instead.
 func (c *Catalog) FindInput(args json.RawMessage) (FindInput, *Error) {
 	var in FindInput
-	if err := DecodeArguments(args, &in); err != nil || strings.TrimSpace(in.Query) == "" {
-		e := ArgumentError("query", FindTool+` needs {"query": "<words of what you want to do>"}`,
-			`"query" words such as "create issue", a tool's name, a tag or a path; optional "limit" (1 to 50)`,
-			"Pass what you want to do in a few words.")
-		return FindInput{}, &e
+	spec := findArguments()
+	if bad := spec.decode(args, &in); bad != nil {
+		return FindInput{}, bad
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return FindInput{}, spec.missing("query")
 	}
 	if in.Limit < 0 || in.Limit > maxFindLimit {
-		e := ArgumentError("limit", fmt.Sprintf("%s takes a limit of 1 to %d, not %d", FindTool, maxFindLimit, in.Limit),
-			fmt.Sprintf("an integer from 1 to %d", maxFindLimit), "Leave limit out for the 10 best matches.")
-		return FindInput{}, &e
+		return FindInput{}, spec.invalid("limit", fmt.Sprintf("it takes a limit of 1 to %d, not %d", maxFindLimit, in.Limit))
 	}
 	if in.Limit == 0 {
 		in.Limit = defaultFindLimit
@@ -871,6 +870,22 @@ func (c *Catalog) findGuidance(query string, hits []int, shown []string) json.Ra
 	return out
 }
 
+// findArguments and callArguments are the arguments of [FindTool] and
+// [CallTool], as their errors describe them.
+func findArguments() ownArguments {
+	return ownArguments{tool: FindTool, usage: `{"query": "<words of what you want to do>"}; optional "limit" (1 to 50)`, args: []argument{
+		{"query", `words such as "create issue", a tool's name, a tag or a path`, "Pass what you want to do in a few words."},
+		{"limit", fmt.Sprintf("an integer from 1 to %d", maxFindLimit), "Leave limit out for the 10 best matches."},
+	}}
+}
+
+func callArguments() ownArguments {
+	return ownArguments{tool: CallTool, usage: `{"name": "<a tool's name>", "arguments": {...}}`, args: []argument{
+		{"name", "the name of a tool " + FindTool + " answered, unchanged", "Find the tool with " + FindTool + ", then pass its name and arguments."},
+		{"arguments", "a JSON object of the tool's arguments", "Pass the arguments as an object, as the tool's inputSchema describes them."},
+	}}
+}
+
 // callInput is the input of the call tool.
 type callInput struct {
 	Name      string          `json:"name"`
@@ -885,10 +900,12 @@ type callInput struct {
 // closest tools.
 func (c *Catalog) CallInput(args json.RawMessage) (string, json.RawMessage, *Error) {
 	var in callInput
-	if err := DecodeArguments(args, &in); err != nil || in.Name == "" {
-		e := ArgumentError("name", CallTool+` needs {"name": "<a tool's name>", "arguments": {...}}`,
-			"the name of a tool "+FindTool+" answered, unchanged", "Find the tool with "+FindTool+", then pass its name and arguments.")
-		return "", nil, &e
+	spec := callArguments()
+	if bad := spec.decode(args, &in); bad != nil {
+		return "", nil, bad
+	}
+	if in.Name == "" {
+		return "", nil, spec.missing("name")
 	}
 	if !c.Has(in.Name) {
 		msg := fmt.Sprintf("%s: this server has no tool named %q", CallTool, in.Name)

@@ -271,7 +271,7 @@ func TestCallInputChecksTheNameAndTheArguments(t *testing.T) {
 		{"one of ctxfit's tools", `{"name":"ctxfit_next"}`, "name", "directly"},
 		{"the call tool itself", `{"name":"ctxfit_call_tool"}`, "name", "directly"},
 		{"arguments that are not an object", `{"name":"get_customer_6","arguments":[1]}`, "arguments", "not a JSON object"},
-		{"an unknown member", `{"name":"get_customer_6","args":{}}`, "name", "needs"},
+		{"an unknown member", `{"name":"get_customer_6","args":{}}`, "args", "takes no argument"},
 	} {
 		t.Run(tc.name+" is an argument error", func(t *testing.T) {
 			_, _, bad := cat.CallInput(json.RawMessage(tc.args))

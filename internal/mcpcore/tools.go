@@ -36,27 +36,38 @@ func (n Names) Distinct() error {
 
 // SearchInput decodes the arguments of the search tool (see
 // [DecodeArguments]); arguments that do not decode, or lack the cursor or
-// the pattern, give the [ArgumentError] to report instead.
+// the pattern, give the [ArgumentError] to report instead, which names the
+// argument at fault.
 func (n Names) SearchInput(args json.RawMessage) (SearchInput, *Error) {
 	var in SearchInput
-	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" || in.Pattern == "" {
-		e := ArgumentError("pattern", n.search()+` needs {"cursor": "<any cursor of the result>", "pattern": "<RE2 or literal>"}`,
-			`"cursor" a cursor of a shaped result, "pattern" what to find; optional "literal", "ignoreCase", "path", "context"`,
-			"Pass a cursor of the result you want to search and what to find in it.")
-		return SearchInput{}, &e
+	spec := n.searchArguments()
+	if bad := spec.decode(args, &in); bad != nil {
+		return SearchInput{}, bad
+	}
+	switch {
+	case in.Cursor == "":
+		return SearchInput{}, spec.missing("cursor")
+	case in.Pattern == "":
+		return SearchInput{}, spec.missing("pattern")
 	}
 	return in, nil
 }
 
 // QueryInput decodes the arguments of the query tool (see
-// [DecodeArguments]).
+// [DecodeArguments]); arguments that do not decode, or lack the cursor or
+// the expression, give the [ArgumentError] to report instead, which names
+// the argument at fault.
 func (n Names) QueryInput(args json.RawMessage) (QueryInput, *Error) {
 	var in QueryInput
-	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" || strings.TrimSpace(in.Expression) == "" {
-		e := ArgumentError("expression", n.query()+` needs {"cursor": "<any cursor of the result>", "expression": "<jq>"}`,
-			`"cursor" a cursor of a shaped JSON result, "expression" a jq expression`,
-			"Pass a cursor of the result and a jq expression such as .items | length.")
-		return QueryInput{}, &e
+	spec := n.queryArguments()
+	if bad := spec.decode(args, &in); bad != nil {
+		return QueryInput{}, bad
+	}
+	switch {
+	case in.Cursor == "":
+		return QueryInput{}, spec.missing("cursor")
+	case strings.TrimSpace(in.Expression) == "":
+		return QueryInput{}, spec.missing("expression")
 	}
 	return in, nil
 }
@@ -78,18 +89,19 @@ func (n Names) Guards(cfg ctxfit.Config, tool string) bool {
 
 // NextInput decodes the arguments of the continuation tool (see
 // [DecodeArguments]). Arguments that do not decode, hold no cursor, or a
-// part below 1, give the [ArgumentError] to report instead.
+// part below 1, give the [ArgumentError] to report instead, which names
+// the argument at fault.
 func (n Names) NextInput(args json.RawMessage) (NextInput, *Error) {
 	var in NextInput
-	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" {
-		e := ArgumentError("cursor", n.next()+` needs {"cursor": "<nextCursor>"} (and "part" to open a held-back value)`,
-			"the nextCursor string of a shaped result", "Pass the nextCursor of the previous result, unchanged.")
-		return NextInput{}, &e
+	spec := n.nextArguments()
+	if bad := spec.decode(args, &in); bad != nil {
+		return NextInput{}, bad
+	}
+	if in.Cursor == "" {
+		return NextInput{}, spec.missing("cursor")
 	}
 	if in.Part < 0 {
-		e := ArgumentError("part", n.next()+` needs a "part" of 1 or more`,
-			`the "ctxfit:part" number of a placeholder`, "Copy the number from the placeholder, or leave part out to continue.")
-		return NextInput{}, &e
+		return NextInput{}, spec.invalid("part", fmt.Sprintf(`"part" is %d; it needs a part of 1 or more`, in.Part))
 	}
 	return in, nil
 }
@@ -97,14 +109,19 @@ func (n Names) NextInput(args json.RawMessage) (NextInput, *Error) {
 // DetailsInput decodes the arguments of the details tool (see
 // [DecodeArguments]): the details cursor of a summary and the fields to
 // drill into. Arguments that do not decode, or lack the cursor or the
-// fields, give the [ArgumentError] to report instead.
+// fields, give the [ArgumentError] to report instead, which names the
+// argument at fault.
 func (n Names) DetailsInput(args json.RawMessage) (DetailsInput, *Error) {
 	var in DetailsInput
-	if err := DecodeArguments(args, &in); err != nil || in.Cursor == "" || in.Fields == "" {
-		e := ArgumentError("cursor", n.details()+` needs {"cursor": "<the summary's details cursor>", "fields": "..."}`,
-			`"cursor" the details cursor of a summarized result, "fields" "all" or a comma-separated list of fields`,
-			"Copy the call from the summary's guidance line.")
-		return DetailsInput{}, &e
+	spec := n.detailsArguments()
+	if bad := spec.decode(args, &in); bad != nil {
+		return DetailsInput{}, bad
+	}
+	switch {
+	case in.Cursor == "":
+		return DetailsInput{}, spec.missing("cursor")
+	case in.Fields == "":
+		return DetailsInput{}, spec.missing("fields")
 	}
 	return in, nil
 }
