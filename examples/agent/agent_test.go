@@ -456,6 +456,10 @@ func TestEveryDroppedTurnLeavesAPlaceholderTheModelCanRecall(t *testing.T) {
 		resp, _ := f.ask(t, fmt.Sprintf("message %d", i), headers...)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		session = resp.Header.Get(headerSession)
+		sess, ok, err := f.agent.sessions.Get(context.Background(), session)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.LessOrEqual(t, len(sess.Messages), sessionMaxMessages, "the session keeps the fitted conversation, its answer included (message %d)", i)
 	}
 	reqs := f.providers["a"].Requests()
 	last := reqs[len(reqs)-1].Messages

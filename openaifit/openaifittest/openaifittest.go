@@ -6,11 +6,13 @@
 // gives (or a greeting when it gives none), and "Done: I read it." once
 // the results are back. It records every request it gets (its messages
 // and their exact token count). Like a model that wants a result back, it
-// recalls every tool result the agent cleared from the conversation: it
-// calls ctxfit_next with the placeholder's arguments, then follows every
-// cursor and part of the answers, one tool call per request, and checks
-// that what it rebuilds is the result it first read, byte for byte
-// ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
+// recalls every tool result the agent cleared from the conversation,
+// before it answers the user's message: it calls ctxfit_next with the
+// placeholder's arguments, then follows every cursor and part of the
+// answers (a text comes back as text, a chunk and a guidance line an
+// answer; a JSON object or array in pages), one tool call per request,
+// and checks that what it rebuilds is the result it first read, byte for
+// byte ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
 // status (a 5xx, a 429 with Retry-After) or no answer until the client
 // gives up (a time-out).
 //
@@ -94,6 +96,7 @@ type Provider struct {
 	own       map[string]bool   // tool_call_ids of the provider's recall calls
 	recalled  map[string]bool
 	active    *recall
+	pending   *string // the user message to answer once the recalls are done
 	next      int
 	failures  []Failure
 	closed    chan struct{}
@@ -243,6 +246,11 @@ func (p *Provider) answer(msgs []conversation.Message) conversation.Message {
 		}
 	}
 	last := msgs[len(msgs)-1]
+	if last.Role == conversation.RoleUser {
+		// A new turn: the user's message is answered once the recalls
+		// that the conversation's placeholders ask for are done.
+		p.pending = &last.Content
+	}
 	if a := p.active; a != nil {
 		// The answer to the recall's last call.
 		var body []byte
@@ -274,8 +282,9 @@ func (p *Provider) answer(msgs []conversation.Message) conversation.Message {
 			return m
 		}
 	}
-	if last.Role == conversation.RoleUser {
-		if fn, args := p.script(last.Content); fn != "" {
+	if u := p.pending; u != nil {
+		p.pending = nil
+		if fn, args := p.script(*u); fn != "" {
 			return p.call(fn, args, false)
 		}
 		return conversation.Message{Content: "Hello! Ask me to read something."}
