@@ -181,8 +181,11 @@ func (cg *Guard) callOwn(ctx context.Context, session *mcp.ClientSession, name s
 // history, as a snapshot bound to the subject of ctx, and returns the call
 // of the continuation tool that reads it back (see
 // [conversation.Keeper]): following its cursors rebuilds content byte for
-// byte, a JSON object or array as itself, any other text as a JSON string
-// whose value is content. The snapshot lives as long as a cursor
+// byte, a JSON object or array as itself (in pages), any other text as
+// text: each answer's first text block holds the text whole or a chunk of
+// it as it is (not escaped again; its place in the block's _meta
+// dev.ctxfit/chunk), and a guidance line follows that says how to read on,
+// so that a recall costs the text and a line per chunk. The snapshot lives as long as a cursor
 // (CursorTTL of the Guard's settings); in replay mode, or when the store
 // refuses the snapshot, Keep fails and the result is not cleared.
 func (cg *Guard) Keep(ctx context.Context, _ string, content string) (conversation.Recall, error) {

@@ -24,8 +24,8 @@ import (
 // recall follows the Recall of a cleared result through the guard, as a
 // model would (ctxfit_next with its arguments, then every cursor and
 // part), checking each response against the hard cap, and returns what it
-// rebuilds: the content itself for a JSON object or array, else the JSON
-// string of the content.
+// rebuilds: the content itself, a JSON object or array from its pages, a
+// text from its chunks, which travel as text.
 func recall(t *testing.T, ctx context.Context, cg *mcpclientfit.Guard, r conversation.Recall, hardCap int) string {
 	t.Helper()
 	call := func(args json.RawMessage) []byte {
@@ -33,7 +33,11 @@ func recall(t *testing.T, ctx context.Context, cg *mcpclientfit.Guard, r convers
 		require.NoError(t, err)
 		require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
 		assert.LessOrEqual(t, mcpfittest.Tokens(t, res), hardCap)
-		return []byte(mcpfittest.Texts(t, res)[0])
+		raw, err := json.Marshal(res)
+		require.NoError(t, err)
+		body, err := follow.ResultBody(raw)
+		require.NoError(t, err)
+		return body
 	}
 	first := call(json.RawMessage(r.Arguments))
 	out, _, err := follow.Rebuild(first, func(cursor string, part int64) ([]byte, error) {
@@ -45,17 +49,6 @@ func recall(t *testing.T, ctx context.Context, cg *mcpclientfit.Guard, r convers
 	})
 	require.NoError(t, err)
 	return string(out)
-}
-
-// contentOf reads back what recall rebuilds.
-func contentOf(t *testing.T, rebuilt string) string {
-	t.Helper()
-	if strings.HasPrefix(rebuilt, `"`) {
-		var s string
-		require.NoError(t, json.Unmarshal([]byte(rebuilt), &s))
-		return s
-	}
-	return rebuilt
 }
 
 // TestClearedResultsAreRecoverableThroughCtxfitNext: conversations with
@@ -105,7 +98,7 @@ func TestClearedResultsAreRecoverableThroughCtxfitNext(t *testing.T) {
 		for _, c := range r.Cleared {
 			cleared++
 			assert.Equal(t, "ctxfit_next", c.Recall.Tool)
-			got := contentOf(t, recall(t, ctx, cg, c.Recall, 2500))
+			got := recall(t, ctx, cg, c.Recall, 2500)
 			assert.Equal(t, msgs[c.Index].Content, got, "run %d: cleared result %d comes back byte for byte", run, c.Index)
 		}
 	}

@@ -448,8 +448,9 @@ func (a *agent) run(ctx context.Context, model, preferred string, msgs []convers
 				Content: fmt.Sprintf("I stopped after %d rounds of tool calls without an answer; ask again to let me go on.", a.maxSteps)}
 			st.turn(out.answer)
 			msgs = append(msgs, out.answer)
+			err := fit() // the session keeps the fitted conversation
 			out.kept = msgs
-			return out, fit()
+			return out, err
 		}
 		resp, used, err := a.providers.chat(ctx, preferred, openaifit.ChatRequest{Model: model, Messages: msgs, Tools: functions})
 		if err != nil {
@@ -467,8 +468,9 @@ func (a *agent) run(ctx context.Context, model, preferred string, msgs []convers
 		msgs = append(msgs, m)
 		if len(m.ToolCalls) == 0 {
 			out.answer = m
+			err := fit() // the session keeps the fitted conversation, its answer included
 			out.kept = msgs
-			return out, fit()
+			return out, err
 		}
 		results := make([]conversation.Message, len(m.ToolCalls))
 		records := make([]toolInvocation, len(m.ToolCalls))

@@ -456,6 +456,10 @@ func TestEveryDroppedTurnLeavesAPlaceholderTheModelCanRecall(t *testing.T) {
 		resp, _ := f.ask(t, fmt.Sprintf("message %d", i), headers...)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		session = resp.Header.Get(headerSession)
+		sess, ok, err := f.agent.sessions.Get(context.Background(), session)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.LessOrEqual(t, len(sess.Messages), sessionMaxMessages, "the session keeps the fitted conversation, its answer included (message %d)", i)
 	}
 	reqs := f.providers["a"].Requests()
 	last := reqs[len(reqs)-1].Messages
@@ -475,9 +479,9 @@ func TestEveryDroppedTurnLeavesAPlaceholderTheModelCanRecall(t *testing.T) {
 		require.NotNil(t, m, "%s", text)
 		res, err := f.agent.cg.CallTool(ctx, "ctxfit_next", json.RawMessage(m[1]))
 		require.NoError(t, err)
-		var chunk struct{ Content string }
-		require.NoError(t, json.NewDecoder(strings.NewReader(textOf(res))).Decode(&chunk))
-		text = chunk.Content
+		require.False(t, res.IsError, "%s", textOf(res))
+		text = textOf(res) // the transcript as text, then a guidance line
+		assert.NotContains(t, text, `\n`, "the transcript is not escaped again")
 		for i := range 14 {
 			if strings.Contains(text, fmt.Sprintf("user: message %d\n", i)) {
 				seen[i] = true

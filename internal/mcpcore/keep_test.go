@@ -10,28 +10,62 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
 )
 
-// next calls the continuation tool and returns the text of its first
-// block, requiring that it is no error.
-func next(t *testing.T, s *mcpcore.Shaper, subject string, args json.RawMessage) []byte {
+// next calls the continuation tool and returns its result, requiring
+// that it is no error.
+func next(t *testing.T, s *mcpcore.Shaper, subject string, args json.RawMessage) json.RawMessage {
 	t.Helper()
+	raw := s.Next(context.Background(), subject, args, nil)
 	var r struct {
 		Content []struct{ Text string } `json:"content"`
 		IsError bool                    `json:"isError"`
 	}
-	require.NoError(t, json.Unmarshal(s.Next(context.Background(), subject, args, nil), &r))
+	require.NoError(t, json.Unmarshal(raw, &r))
 	require.False(t, r.IsError, "%v", r.Content)
-	return []byte(r.Content[0].Text)
+	return raw
 }
 
-// TestKeptContentOpensAsPartOneOfItsSnapshot pins what Keep relies on: a
-// resource token of the Guard, with part 1, opens the value at offset 1 of
-// the kept snapshot, and its cursors lead through the rest.
-func TestKeptContentOpensAsPartOneOfItsSnapshot(t *testing.T) {
+// recallOf follows a recall as a client that wants everything would:
+// the continuation tool with args, then every cursor and part. It returns
+// what it rebuilds, the results it read, and what a model reads of them:
+// the texts of their blocks, a result's joined by newlines.
+func recallOf(t *testing.T, s *mcpcore.Shaper, subject string, args json.RawMessage) (string, []json.RawMessage, []string) {
+	t.Helper()
+	var results []json.RawMessage
+	call := func(args json.RawMessage) []byte {
+		raw := next(t, s, subject, args)
+		results = append(results, raw)
+		body, err := follow.ResultBody(raw)
+		require.NoError(t, err)
+		return body
+	}
+	got, _, err := follow.Rebuild(call(args), func(cursor string, part int64) ([]byte, error) {
+		in, _ := json.Marshal(mcpcore.NextInput{Cursor: cursor, Part: part})
+		return call(in), nil
+	})
+	require.NoError(t, err)
+	var read []string
+	for _, raw := range results {
+		var r struct{ Content []struct{ Text string } }
+		require.NoError(t, json.Unmarshal(raw, &r))
+		texts := make([]string, len(r.Content))
+		for i, c := range r.Content {
+			texts[i] = c.Text
+		}
+		read = append(read, strings.Join(texts, "\n"))
+	}
+	return string(got), results, read
+}
+
+// TestKeptContentComesBackWhole: what Keep keeps, the continuation tool
+// gives back, and following every cursor and part rebuilds it byte for
+// byte: a JSON object or array as itself, any other text as text.
+func TestKeptContentComesBackWhole(t *testing.T) {
 	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: strings.Repeat("k", 32), Threshold: 1000, HardCap: 2000}})
 	require.NoError(t, err)
 	defer g.Close()
@@ -41,29 +75,79 @@ func TestKeptContentOpensAsPartOneOfItsSnapshot(t *testing.T) {
 		"an object":           `{"rows":` + corpus.JSON(100) + `}`,
 		"a log":               corpus.Log(300),
 		"a short text":        "short",
+		"an empty text":       "",
 		"a number is text":    "42",
 		"spaced JSON is text": " [1] ",
 	} {
 		t.Run(name+" comes back whole", func(t *testing.T) {
 			args, err := s.Keep(context.Background(), "subject", content)
 			require.NoError(t, err)
-			assert.Contains(t, string(args), `"part":1`)
-			first := next(t, s, "subject", args)
-			got, _, err := follow.Rebuild(first, func(cursor string, part int64) ([]byte, error) {
-				in, _ := json.Marshal(mcpcore.NextInput{Cursor: cursor, Part: part})
-				return next(t, s, "subject", in), nil
-			})
-			require.NoError(t, err)
-			if got[0] == '"' {
-				var str string
-				require.NoError(t, json.Unmarshal(got, &str))
-				got = []byte(str)
-			}
-			assert.Equal(t, content, string(got))
+			got, _, _ := recallOf(t, s, "subject", args)
+			assert.Equal(t, content, got)
 		})
 	}
 	_, err = s.Keep(context.Background(), "subject", "\xff invalid")
 	assert.Error(t, err)
+}
+
+// TestARecallOfATextCostsTheTextAndAGuidanceLineAChunk: a kept text comes
+// back as text, not escaped again in a JSON envelope: what a model reads
+// of a recall, every answer's texts, costs at most the text and a small
+// envelope (a guidance line) per answer; each answer is within the hard
+// cap, and the chunks rebuild the text byte for byte.
+func TestARecallOfATextCostsTheTextAndAGuidanceLineAChunk(t *testing.T) {
+	const hardCap = 2000
+	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: strings.Repeat("k", 32), Threshold: 1500, HardCap: hardCap}})
+	require.NoError(t, err)
+	defer g.Close()
+	s := &mcpcore.Shaper{Guard: g}
+	exact, err := budget.Exact(budget.O200KBase)
+	require.NoError(t, err)
+	escapes := strings.Repeat("say \"hi\"\tC:\\path\\to <tag> & \u2028 done\n", 30)
+	cjk := strings.Repeat("文脈の窓に収まるように、ツールの結果を分割します。\n", 40)
+	for name, content := range map[string]string{
+		"prose that fits":               corpus.Prose(3000),
+		"text full of escapes":          escapes,
+		"CJK text":                      cjk,
+		"long prose in chunks":          corpus.Prose(24000),
+		"a long log in chunks":          corpus.Log(400),
+		"escapes in chunks":             strings.Repeat(escapes, 8),
+		"CJK in chunks":                 strings.Repeat(cjk, 6),
+		"a transcript of dropped turns": "user: read 1\n\nassistant: \n[called read_doc (call_1) with {\"n\":1}]\n\ntool (answer to call_1): " + corpus.Prose(2000) + "\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			args, err := s.Keep(context.Background(), "subject", content)
+			require.NoError(t, err)
+			got, results, read := recallOf(t, s, "subject", args)
+			require.Equal(t, content, got, "byte for byte")
+			texts, lines, cost := 0, 0, 0
+			for i, raw := range results {
+				var r struct {
+					Content []struct {
+						Text string
+						Meta map[string]any `json:"_meta"`
+					}
+				}
+				require.NoError(t, json.Unmarshal(raw, &r))
+				require.Len(t, r.Content, 2, "answer %d: the chunk, then its guidance line", i)
+				assert.Contains(t, r.Content[0].Meta, mcpcore.MetaChunk, "answer %d says where its text lies", i)
+				assert.Equal(t, true, r.Content[1].Meta[mcpcore.MetaGuidance])
+				assert.LessOrEqual(t, exact.Count(string(raw)), hardCap, "answer %d", i)
+				texts += exact.Count(r.Content[0].Text)
+				lines += exact.Count(r.Content[1].Text)
+				cost += exact.Count(read[i])
+			}
+			original := exact.Count(content)
+			// The chunks cost the text: a token the text's tokenizer joins
+			// across a chunk's edge may cost one more on each side.
+			assert.LessOrEqual(t, texts, original+2*(len(results)-1), "the texts of %d answers", len(results))
+			// The envelope: a guidance line an answer (its cursor most of it).
+			assert.LessOrEqual(t, lines, 220*len(results), "the guidance lines of %d answers", len(results))
+			// What a model reads: the texts and the lines, a newline apart.
+			assert.LessOrEqual(t, cost, original+lines+3*len(results))
+			t.Logf("%d tokens, read back in %d answers for %d tokens (%d of guidance)", original, len(results), cost, lines)
+		})
+	}
 }
 
 func TestShapeReadKeepsTheFormOfAReadResult(t *testing.T) {

@@ -568,6 +568,9 @@ func (s *Shaper) Next(ctx context.Context, subject string, args json.RawMessage,
 	if err != nil {
 		return ErrorResult(ErrorOf(err))
 	}
+	if req.Endpoint == KeptEndpoint && req.Block == blockKept {
+		return s.recall(ctx, in.Cursor, subject) // a text Keep kept
+	}
 	req.Part = in.Part
 	return s.serve(ctx, req, rerun)
 }

@@ -745,7 +745,13 @@ func (s *Shaper) continued(ctx context.Context, req ctxfit.Request, fetch ctxfit
 			// A chunk of a block's text: the text as it is.
 			content[0] = block{raw: textBlock("")}.setText(text, chunk)
 		}
-		content = append(content, s.guidance(res, false)...)
+		// The room of the guidance line is kept out of the body's budget
+		// (continuationReserve), as for a first result's block.
+		withLine := res
+		if withLine.Record.HardCap > 0 {
+			withLine.Record.HardCap += guidanceReserve
+		}
+		content = append(content, s.guidance(withLine, false)...)
 		c, _ := marshal(content)
 		// The continuation tools have no output schema: the shaped body is
 		// the text block, with no structured content to validate or to

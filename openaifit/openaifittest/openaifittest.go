@@ -6,11 +6,13 @@
 // gives (or a greeting when it gives none), and "Done: I read it." once
 // the results are back. It records every request it gets (its messages
 // and their exact token count). Like a model that wants a result back, it
-// recalls every tool result the agent cleared from the conversation: it
-// calls ctxfit_next with the placeholder's arguments, then follows every
-// cursor and part of the answers, one tool call per request, and checks
-// that what it rebuilds is the result it first read, byte for byte
-// ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
+// recalls every tool result the agent cleared from the conversation,
+// before it answers the user's message: it calls ctxfit_next with the
+// placeholder's arguments, then follows every cursor and part of the
+// answers (a text comes back as text, a chunk and a guidance line an
+// answer; a JSON object or array in pages), one tool call per request,
+// and checks that what it rebuilds is the result it first read, byte for
+// byte ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
 // status (a 5xx, a 429 with Retry-After) or no answer until the client
 // gives up (a time-out).
 //
@@ -20,12 +22,14 @@
 package openaifittest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -92,6 +96,7 @@ type Provider struct {
 	own       map[string]bool   // tool_call_ids of the provider's recall calls
 	recalled  map[string]bool
 	active    *recall
+	pending   *string // the user message to answer once the recalls are done
 	next      int
 	failures  []Failure
 	closed    chan struct{}
@@ -241,11 +246,16 @@ func (p *Provider) answer(msgs []conversation.Message) conversation.Message {
 		}
 	}
 	last := msgs[len(msgs)-1]
+	if last.Role == conversation.RoleUser {
+		// A new turn: the user's message is answered once the recalls
+		// that the conversation's placeholders ask for are done.
+		p.pending = &last.Content
+	}
 	if a := p.active; a != nil {
 		// The answer to the recall's last call.
 		var body []byte
 		if last.Role == conversation.RoleTool && last.ToolCallID == a.last && !strings.HasPrefix(last.Content, "Error") {
-			body = firstJSON(last.Content)
+			body = []byte(last.Content)
 		}
 		a.got <- body
 		if m, ok := p.step(a); ok {
@@ -272,8 +282,9 @@ func (p *Provider) answer(msgs []conversation.Message) conversation.Message {
 			return m
 		}
 	}
-	if last.Role == conversation.RoleUser {
-		if fn, args := p.script(last.Content); fn != "" {
+	if u := p.pending; u != nil {
+		p.pending = nil
+		if fn, args := p.script(*u); fn != "" {
 			return p.call(fn, args, false)
 		}
 		return conversation.Message{Content: "Hello! Ask me to read something."}
@@ -325,24 +336,59 @@ func (a *recall) run(first json.RawMessage, original string) {
 	body, err := call(first)
 	if err == nil {
 		var out []byte
-		out, _, err = follow.Rebuild(body, func(cursor string, part int64) ([]byte, error) {
-			in := map[string]any{"cursor": cursor}
-			if part != 0 {
-				in["part"] = part
-			}
-			args, _ := json.Marshal(in)
-			return call(args)
-		})
-		r.Rebuilt = string(out)
-		if strings.HasPrefix(r.Rebuilt, `"`) {
-			var s string
-			if json.Unmarshal(out, &s) == nil {
-				r.Rebuilt = s
-			}
+		if env := firstJSON(string(body)); env != nil {
+			// A JSON object or array comes back in pages: follow them.
+			out, _, err = follow.Rebuild(env, func(cursor string, part int64) ([]byte, error) {
+				in := map[string]any{"cursor": cursor}
+				if part != 0 {
+					in["part"] = part
+				}
+				args, _ := json.Marshal(in)
+				body, err := call(args)
+				if err != nil {
+					return nil, err
+				}
+				if env := firstJSON(string(body)); env != nil {
+					return env, nil
+				}
+				return nil, errors.New("openaifittest: a page of a recall is not JSON")
+			})
+		} else {
+			out, err = readText(body, call)
 		}
+		r.Rebuilt = string(out)
 	}
 	r.Err = err
 	a.done <- r
+}
+
+// nextCall is the call a chunk's guidance line gives for the next chunk.
+var nextCall = regexp.MustCompile(`For the next chunk call ctxfit_next with (\{"cursor":"[^"]*"\})\.$`)
+
+// readText reads a text that comes back as text: each answer is a chunk
+// of it, a newline and a guidance line that gives the call of the next
+// chunk, or says that this is the last.
+func readText(body []byte, call func(json.RawMessage) ([]byte, error)) ([]byte, error) {
+	var out []byte
+	for {
+		i := bytes.LastIndexByte(body, '\n')
+		if i < 0 {
+			return nil, fmt.Errorf("openaifittest: an answer of a recall has no guidance line: %.200s", body)
+		}
+		line := body[i+1:]
+		if !bytes.HasPrefix(line, []byte("Showing chunk ")) {
+			return nil, fmt.Errorf("openaifittest: an answer of a recall ends with no guidance line: %.200s", line)
+		}
+		out = append(out, body[:i]...)
+		m := nextCall.FindSubmatch(line)
+		if m == nil {
+			return out, nil // the last chunk
+		}
+		var err error
+		if body, err = call(m[1]); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // placeholderCall reads the arguments of the call a placeholder names:
@@ -360,12 +406,17 @@ func placeholderCall(text string) (json.RawMessage, error) {
 	return args, nil
 }
 
-// firstJSON returns the shaped body that starts a continuation's text (the
-// guidance line follows it), nil when it does not start with JSON.
+// firstJSON returns the shaped body that starts an answer of a recall of
+// a JSON object or array (a page; the guidance line follows it), nil when
+// the answer does not start with one.
 func firstJSON(text string) []byte {
-	var v json.RawMessage
-	if json.NewDecoder(strings.NewReader(text)).Decode(&v) != nil {
+	var v map[string]json.RawMessage
+	var raw json.RawMessage
+	if json.NewDecoder(strings.NewReader(text)).Decode(&raw) != nil || json.Unmarshal(raw, &v) != nil {
 		return nil
 	}
-	return v
+	if _, ok := v["nextCursor"]; !ok {
+		return nil
+	}
+	return raw
 }
