@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,4 +49,40 @@ func TestWeight(t *testing.T) {
 		t.Logf("testdata/countonly: %d bytes (%.1f MB)", fi.Size(), float64(fi.Size())/1e6)
 		assert.LessOrEqual(t, fi.Size(), int64(6_000_000))
 	})
+}
+
+// BenchmarkCountOnlyStartup runs testdata/countonly, built once, to count a
+// 6-byte file: the wall time from process start to exit of a program that
+// imports only budget, and the size of its binary (MB):
+//
+//	go test ./budget -run '^$' -bench CountOnlyStartup
+func BenchmarkCountOnlyStartup(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "countonly")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/countonly").CombinedOutput()
+	require.NoError(b, err, "go build: %s", out)
+	fi, err := os.Stat(bin)
+	require.NoError(b, err)
+	file := filepath.Join(dir, "tiny.txt")
+	require.NoError(b, os.WriteFile(file, []byte("hello\n"), 0o600))
+	for b.Loop() {
+		if out, err := exec.Command(bin, file).CombinedOutput(); err != nil {
+			b.Fatalf("countonly: %v: %s", err, out)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/run")
+	b.ReportMetric(loadAverage(), "load-avg") // what the time was measured beside
+	b.ReportMetric(float64(fi.Size())/1e6, "MB")
+}
+
+// loadAverage is the machine's load average over the last minute
+// (/proc/loadavg), 0 where it cannot be read: start-up times grow with it,
+// so docs/benchmarks.md shows it beside them.
+func loadAverage() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(raw) + " 0")[0], 64)
+	return f
 }

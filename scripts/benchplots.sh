@@ -5,7 +5,7 @@
 # <!-- /benchplot --> from it. TestTheCommittedDocsAreWrittenFromTheCommittedOutput
 # (scripts/benchplot) fails when a chart or a table disagrees with docs/bench/.
 #
-#   scripts/benchplots.sh                 # every benchmark (count, chunk, httpfit)
+#   scripts/benchplots.sh                 # every benchmark (count, chunk, httpfit, startup)
 #   scripts/benchplots.sh count           # only these; the others' committed output is reused
 #
 # The counting run takes about five minutes on two loaded cores. The figures are ratios of
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p docs/bench
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(count chunk httpfit)
+[ ${#sections[@]} -gt 0 ] || sections=(count chunk httpfit startup)
 
 for s in "${sections[@]}"; do
 	case "$s" in
@@ -26,14 +26,18 @@ for s in "${sections[@]}"; do
 	chunk)
 		echo "== chunking against langchaingo (benchmarks module)"
 		(cd benchmarks && GOWORK=off go test -run '^$' -bench 'SplitProse1MB/(ctxfit|langchaingo)$' -benchmem -benchtime=3x -count=3) > docs/bench/chunk.txt ;;
+	startup)
+		echo "== start-up: ctxfit count of a tiny file, and a program that imports only budget"
+		{ go test ./cmd/ctxfit -run '^$' -bench '^BenchmarkCountStartup$' -count=5
+		  go test ./budget -run '^$' -bench '^BenchmarkCountOnlyStartup$' -count=5; } > docs/bench/startup.txt ;;
 	httpfit)
 		echo "== HTTP middleware, bare against wrapped"
 		go test ./httpfit -run '^$' -bench '^Benchmark(PassThroughServed|PassThroughOverhead|Shape)$' -benchmem -count=5 > docs/bench/httpfit.txt ;;
 	*)
-		echo "benchplots.sh: unknown section $s (count, chunk, httpfit)" >&2
+		echo "benchplots.sh: unknown section $s (count, chunk, httpfit, startup)" >&2
 		exit 2 ;;
 	esac
 done
 
-go run ./scripts/benchplot -o docs -md docs/benchmarks.md docs/bench/count.txt docs/bench/chunk.txt docs/bench/httpfit.txt
+go run ./scripts/benchplot -o docs -md docs/benchmarks.md docs/bench/count.txt docs/bench/chunk.txt docs/bench/httpfit.txt docs/bench/startup.txt
 echo "== wrote docs/bench-speedup.svg, docs/bench-middleware.svg and the tables of docs/benchmarks.md"

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +39,19 @@ func BenchmarkCountStartup(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/run")
+			b.ReportMetric(loadAverage(), "load-avg") // what the time was measured beside
 		})
 	}
+}
+
+// loadAverage is the machine's load average over the last minute
+// (/proc/loadavg), 0 where it cannot be read: start-up times grow with it,
+// so docs/benchmarks.md shows it beside them.
+func loadAverage() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(raw) + " 0")[0], 64)
+	return f
 }

@@ -5,7 +5,7 @@
 //	go run ./scripts/benchplot -o docs docs/bench/*.txt
 //
 // With -md FILE (repeatable) it also rewrites the tables of FILE between
-// <!-- benchplot:NAME --> and <!-- /benchplot --> (count, linear) from the
+// <!-- benchplot:NAME --> and <!-- /benchplot --> (count, linear, chunk, firstuse, startup) from the
 // same medians, so the figures of docs/benchmarks.md come from the output too.
 //
 // It reads every file given (or standard input), takes the median of each

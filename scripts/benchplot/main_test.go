@@ -56,7 +56,7 @@ func TestTheCommittedChartsAreDrawnFromTheCommittedOutput(t *testing.T) {
 	root := filepath.Join("..", "..")
 	res := results{}
 	var inputs []string
-	for _, name := range []string{"count.txt", "chunk.txt", "httpfit.txt"} {
+	for _, name := range []string{"count.txt", "chunk.txt", "httpfit.txt", "startup.txt"} {
 		f, err := os.Open(filepath.Join(root, "docs", "bench", name))
 		require.NoError(t, err)
 		require.NoError(t, res.read(f))
