@@ -137,9 +137,10 @@ func parseDefs(src string) *gojq.Query {
 	return defs
 }
 
-// jqFuncs holds the regular expressions a query compiled, and the
-// query's context. A query runs on one goroutine: it is not safe for
-// concurrent use.
+// jqFuncs holds the regular expressions a query compiled, the query's
+// context and what it has built. A query runs on one goroutine: it is not
+// safe for concurrent use, and a compiled query runs once (runQuery
+// compiles each request's).
 type jqFuncs struct {
 	ctx   context.Context
 	cache map[[2]string]*jqMatcher
