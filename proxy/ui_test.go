@@ -56,7 +56,9 @@ func TestTheUIShowsEachToolCallToItsCredential(t *testing.T) {
 		assert.Len(t, list.Calls, 2)
 	})
 	t.Run("the sessions are listed to their credential", func(t *testing.T) {
-		var s struct{ Sessions []struct{ Session, State string } }
+		var s struct {
+			Sessions []struct{ Session, State string }
+		}
 		require.NoError(t, json.Unmarshal(uiGet(t, page, "/ui/api/sessions", "alice").Body.Bytes(), &s))
 		require.Len(t, s.Sessions, 1)
 		assert.Equal(t, "connected", s.Sessions[0].State)

@@ -94,7 +94,10 @@
   async function load() {
     try {
       const r = await get('/ui/api/calls?' + query());
-      state.calls = r.calls; state.size = r.size;
+      // Calls that arrived live while the list was on its way stay.
+      const last = r.calls.length ? r.calls[r.calls.length - 1].id : 0;
+      state.calls = r.calls.concat(state.calls.filter((c) => c.id > last && matches(c))).slice(-r.size);
+      state.size = r.size;
       render();
     } catch (e) { status('Could not load the calls: ' + e.message); }
     sessions();
