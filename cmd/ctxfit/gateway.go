@@ -26,7 +26,6 @@ import (
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/errorbody"
-	"github.com/ctxfit/ctxfit/internal/mcpui"
 	"github.com/ctxfit/ctxfit/internal/principal"
 	"github.com/ctxfit/ctxfit/internal/ui"
 	"github.com/ctxfit/ctxfit/mcpfit"
@@ -331,7 +330,7 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			Health: func() any { return healthReport(gw.Stats()) }})
 		// Added after mcpfit's, this middleware wraps it: it sees what the
 		// model received.
-		gw.Server().AddReceivingMiddleware(mcpui.Middleware(page, g, mcpui.Options{Cookies: cookies, ShowArguments: f.guard.ui.showArgs}))
+		gw.Server().AddReceivingMiddleware(uiMiddleware(page, g, uiOptions{Cookies: cookies, ShowArguments: f.guard.ui.showArgs}))
 		h, err := f.guard.ui.handler(page, &f.guard.auth, operators, getenv)
 		if err != nil {
 			return err

@@ -1,23 +1,18 @@
-// Package mcpui hands the tool calls of an MCP server to the page of
-// package internal/ui: what the model received, the cursors inside it, and
-// a way to read its original back from the guard's store.
+// Package mcpui reads what the page of package internal/ui shows of an MCP
+// tool call: the cursors inside what the model received, and its original
+// read back from the guard's store. It imports no MCP SDK (the core module's
+// rule): the middleware that hands an SDK server's calls to the page lives
+// with the server (cmd/ctxfit's gateway; the proxy has its own call log).
 package mcpui
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/principal"
-	"github.com/ctxfit/ctxfit/internal/redact"
 	"github.com/ctxfit/ctxfit/internal/ui"
 )
 
@@ -86,103 +81,4 @@ func Cursors(res json.RawMessage) (cursors []ui.Cursor, original string) {
 		}
 	}
 	return cursors, original
-}
-
-// Options configure [Middleware].
-type Options struct {
-	// Cookies are the cookies that are part of a credential. Nil means none.
-	Cookies []string
-	// ShowArguments keeps each call's arguments, redacted. False means none.
-	ShowArguments bool
-	// Now is the clock. Nil means time.Now.
-	Now func() time.Time
-}
-
-// maxEcho bounds each string of the arguments kept.
-const maxEcho = 256
-
-// Middleware returns a receiving middleware of an MCP server guarded by g
-// (mcpfit's, installed before it, so that this one sees the shaped
-// results) that hands every tools/call to u. A call belongs to the
-// credential of the HTTP request that carried it (principal.Of), and its
-// original is read back for the subject mcpfit bound its cursors to: that
-// principal and the session ID.
-func Middleware(u *ui.UI, g *ctxfit.Guard, o Options) mcp.Middleware {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	count := func(s string) int {
-		c, err := budget.Exact(g.Config().Encoding)
-		if err != nil {
-			return 0
-		}
-		return c.Count(s)
-	}
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			call, ok := req.(*mcp.CallToolRequest)
-			if !ok || method != "tools/call" {
-				return next(ctx, method, req)
-			}
-			start := now()
-			res, err := next(ctx, method, req)
-			c := ui.Call{Time: start, Latency: max(now().Sub(start), 0), Status: "success", Strategy: "passthrough"}
-			if call.Params != nil {
-				c.Tool = call.Params.Name
-				if o.ShowArguments {
-					c.Arguments = redact.JSON(call.Params.Arguments, maxEcho)
-				}
-			}
-			if call.Session != nil {
-				c.Session = call.Session.ID()
-			}
-			subject := c.Session
-			if call.Extra != nil && call.Extra.Header != nil {
-				c.Owner = principal.Of(&http.Request{Header: call.Extra.Header}, o.Cookies)
-				subject = c.Owner + " " + c.Session
-			} else {
-				c.Owner = principal.Anonymous
-			}
-			if err != nil {
-				c.Status = "error"
-			}
-			if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
-				if r.IsError {
-					c.Status = "tool_error"
-				}
-				raw, _ := json.Marshal(r)
-				c.Result = raw
-				var original string
-				c.Cursors, original = Cursors(raw)
-				c.Original = Original(g, original, subject)
-				if s, ok := r.Meta[mcpcore.MetaStrategy].(string); ok && s != "" {
-					c.Strategy = s
-				}
-				after, okA := number(r.Meta[mcpcore.MetaTokens])
-				before, okB := number(r.Meta[mcpcore.MetaOriginalTokens])
-				if okA && okB {
-					c.TokensBefore, c.TokensAfter = before, after
-				} else if body, _, err := mcpcore.BlockBody(raw, 0); err == nil {
-					n := count(string(body))
-					c.TokensBefore, c.TokensAfter = n, n
-				}
-			}
-			u.Add(c)
-			return res, err
-		}
-	}
-}
-
-func number(v any) (int, bool) {
-	switch v := v.(type) {
-	case float64:
-		return int(v), true
-	case int:
-		return v, true
-	case json.Number:
-		n, err := v.Int64()
-		return int(n), err == nil
-	}
-	return 0, false
 }
