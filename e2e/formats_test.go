@@ -2,14 +2,19 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ctxfit/ctxfit/summary"
 )
 
 // TestTheKnowledgeGraphFormatsThroughTheProxy runs e2e/ts/formats.test.mjs:
@@ -32,6 +37,7 @@ func TestTheKnowledgeGraphFormatsThroughTheProxy(t *testing.T) {
 	config, err := filepath.Abs(filepath.Join("..", "examples", "knowledgegraph", "memory.yaml"))
 	require.NoError(t, err)
 
+	metricsFile, logFile := filepath.Join(t.TempDir(), "metrics.jsonl"), filepath.Join(t.TempDir(), "transformations.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "formats.test.mjs")
@@ -40,10 +46,64 @@ func TestTheKnowledgeGraphFormatsThroughTheProxy(t *testing.T) {
 		"CTXFIT_E2E_CTXFIT="+bins["ctxfit"],
 		"CTXFIT_E2E_CONFIG="+config,
 		"CTXFIT_E2E_MEMORY="+filepath.Join(t.TempDir(), "memory.jsonl"),
+		"CTXFIT_METRICS_FILE="+metricsFile,
+		"CTXFIT_FORMAT_LOG_FILE="+logFile,
 	)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "node --test:\n%s", out)
 	logSavings(t, out)
+	checkMetricsAndLogAgree(t, metricsFile, logFile)
+}
+
+// checkMetricsAndLogAgree holds the proxy's metrics file and its
+// transformation log to issue 28's point 4: a metrics line for every
+// formatted response, and every log entry agreeing with the metrics line of
+// its run (same timestamp) on every field they share.
+func checkMetricsAndLogAgree(t *testing.T, metricsFile, logFile string) {
+	t.Helper()
+	metrics := readJSONLines[summary.Metrics](t, metricsFile)
+	require.NotEmpty(t, metrics, "a metrics line a formatted response")
+	sent := 0
+	for _, m := range metrics {
+		assert.NotEmpty(t, m.Operation)
+		assert.Positive(t, m.RawBytes)
+		if !m.UsedFallback {
+			sent++
+			assert.Positive(t, m.CompactTokens, "exact tokens of the rendering sent")
+			assert.Less(t, m.CompactBytes, m.RawBytes, "a rendering is sent only when smaller")
+		}
+	}
+	assert.Positive(t, sent, "some renderings were sent")
+	var entries []summary.TransformationLog
+	if _, err := os.Stat(logFile); err == nil {
+		entries = readJSONLines[summary.TransformationLog](t, logFile)
+	}
+	t.Logf("%d metrics lines (%d renderings sent), %d transformation log entries", len(metrics), sent, len(entries))
+	for _, e := range entries {
+		i := slices.IndexFunc(metrics, func(m summary.Metrics) bool { return m.Timestamp.Equal(e.Timestamp) && m.Operation == e.Operation })
+		require.GreaterOrEqual(t, i, 0, "the log entry %+v has the metrics line of its run", e)
+		m := metrics[i]
+		assert.Equal(t, m.RawBytes, e.InputSize, "the log and the metrics agree")
+		assert.Equal(t, m.ProcessingTimeMs, e.ProcessingTimeMs, "the log and the metrics agree")
+		assert.Equal(t, m.UsedFallback, e.UsedFallback, "the log and the metrics agree")
+	}
+}
+
+// readJSONLines decodes a JSON Lines file.
+func readJSONLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []T
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		var v T
+		require.NoError(t, json.Unmarshal([]byte(line), &v), line)
+		out = append(out, v)
+	}
+	return out
 }
 
 // TestTheKnowledgeGraphFormatsThroughMcpfit runs

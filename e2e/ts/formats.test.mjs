@@ -28,7 +28,11 @@ const memoryFile = need('CTXFIT_E2E_MEMORY');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const server = path.join(here, 'node_modules', '.bin', 'mcp-server-memory');
-const env = { ...getDefaultEnvironment(), MEMORY_FILE_PATH: memoryFile, CTXFIT_SECRET: 'an end-to-end secret of 32 bytes or more' };
+// The metrics file and the transformation log, when the Go side asks for them (it then checks that they agree).
+const metrics = process.env.CTXFIT_METRICS_FILE
+  ? { CTXFIT_COLLECT_METRICS: 'true', CTXFIT_METRICS_FILE: process.env.CTXFIT_METRICS_FILE, CTXFIT_FORMAT_LOG_FILE: process.env.CTXFIT_FORMAT_LOG_FILE ?? '' }
+  : {};
+const env = { ...getDefaultEnvironment(), ...metrics, MEMORY_FILE_PATH: memoryFile, CTXFIT_SECRET: 'an end-to-end secret of 32 bytes or more' };
 
 async function connect(command, args) {
   const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
