@@ -34,8 +34,8 @@ const metrics = process.env.CTXFIT_METRICS_FILE
   : {};
 const env = { ...getDefaultEnvironment(), ...metrics, MEMORY_FILE_PATH: memoryFile, CTXFIT_SECRET: 'an end-to-end secret of 32 bytes or more' };
 
-async function connect(command, args) {
-  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
+async function connect(command, args, extraEnv = {}) {
+  const transport = new StdioClientTransport({ command, args, env: { ...env, ...extraEnv }, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d) => { stderr += d; });
   const client = new Client({ name: 'ctxfit-e2e-formats', version: '1.0.0' });
@@ -99,6 +99,40 @@ describe('server-memory behind ctxfit proxy with the knowledge-graph formats', (
       assert.deepEqual(JSON.parse(texts(full)[0]), want.structuredContent, 'ctxfit_details gives the original');
     });
   }
+
+  test('a rendering over the threshold comes in chunks that rebuild it, with the details cursor to the original', async () => {
+    // A second proxy with a threshold of 300 tokens, under read_graph's rendering (about 3,400 tokens).
+    const small = await connect(ctxfit, ['proxy', '--config', config, '--', server], { CTXFIT_THRESHOLD: '300', CTXFIT_CHUNK_TOKENS: '300' });
+    try {
+      await small.listTools();
+      const want = await direct.callTool({ name: 'read_graph', arguments: {} });
+      let got = await small.callTool({ name: 'read_graph', arguments: {} }); // validated against the outputSchema
+      assert.ok(!got.isError, texts(got).join(' '));
+      assert.equal(got._meta?.['dev.ctxfit/strategy'], 'chunking', JSON.stringify(got._meta));
+      assert.ok(got.structuredContent, 'a tool with an outputSchema gets structured content');
+      const details = got._meta['dev.ctxfit/detailsCursor'];
+      assert.ok(details, 'the details cursor is in _meta');
+      assert.equal(got.structuredContent.detailsCursor, details, 'and in the chunk');
+      let rendering = got.structuredContent.content;
+      let next = got._meta['dev.ctxfit/nextCursor'];
+      assert.ok(next, 'more than one chunk');
+      for (let i = 0; next && i < 100; i++) {
+        assert.ok(got._meta['dev.ctxfit/tokens'] <= got._meta['dev.ctxfit/hardCap'], 'each chunk within the hard cap');
+        got = await small.callTool({ name: 'ctxfit_next', arguments: { cursor: next } });
+        assert.ok(!got.isError, texts(got).join(' '));
+        rendering += JSON.parse(texts(got)[0]).content;
+        next = got._meta?.['dev.ctxfit/nextCursor'];
+      }
+      assert.equal(next, undefined, 'the chunks end');
+      assert.ok(rendering.startsWith('Found 40 entities:\n1. Engineer 0 [person] - 3 observations\n'), rendering.slice(0, 200));
+      assert.ok(rendering.endsWith('- Engineer 39 --reports_to--> Engineer 38\n'), rendering.slice(-200));
+      const full = await small.callTool({ name: 'ctxfit_details', arguments: { cursor: details, fields: 'all' } });
+      assert.ok(!full.isError, texts(full).join(' '));
+      assert.deepEqual(JSON.parse(texts(full)[0]), want.structuredContent, 'ctxfit_details gives the original');
+    } finally {
+      await small.close();
+    }
+  });
 
   test('a result smaller than its rendering with a details cursor passes as it is', async () => {
     const got = await proxied.callTool({ name: 'open_nodes', arguments: { names: ['nobody'] } });
