@@ -5,13 +5,18 @@
 // outputSchema (the proxy's rewritten one). The graph tools' results come
 // back as their compact rendering, reading the call's arguments, smaller
 // than the server's; ctxfit_details with the details cursor gives the
-// original back.
+// original back. Two more proxies: one at a 300-token threshold (a rendering
+// over it comes in chunks), one with formats of its own (a missing optional
+// field renders empty, a missing required field falls back with a log line
+// naming it).
 //
 // e2e/formats_test.go runs this file with CTXFIT_E2E_CTXFIT,
 // CTXFIT_E2E_CONFIG and CTXFIT_E2E_MEMORY.
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -131,6 +136,48 @@ describe('server-memory behind ctxfit proxy with the knowledge-graph formats', (
       assert.deepEqual(JSON.parse(texts(full)[0]), want.structuredContent, 'ctxfit_details gives the original');
     } finally {
       await small.close();
+    }
+  });
+
+  test('a missing optional field renders empty; a missing required field falls back with a log line naming it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxfit-formats-'));
+    const settings = path.join(dir, 'optional.yaml');
+    const log = path.join(dir, 'transformations.jsonl');
+    fs.writeFileSync(settings, [
+      'endpoints:',
+      '  - match: read_graph',
+      '    outputFormat:',
+      '      formatId: optional',
+      '      template: "{{len .entities}} entities; note: [{{.note}}]"',
+      '      extractFields: [entities.name, note]',
+      '  - match: search_nodes',
+      '    outputFormat:',
+      '      formatId: required',
+      '      template: "owned by {{.owner}}: {{len .entities}} entities"',
+      '      extractFields: [owner, entities.name]',
+      '      requiredFields: [owner]',
+      '',
+    ].join('\n'));
+    const other = await connect(ctxfit, ['proxy', '--config', settings, '--', server], { CTXFIT_FORMAT_LOG_FILE: log });
+    try {
+      await other.listTools();
+      const got = await other.callTool({ name: 'read_graph', arguments: {} }); // validated against the outputSchema
+      assert.ok(!got.isError, texts(got).join(' '));
+      assert.equal(got._meta?.['dev.ctxfit/strategy'], 'format', JSON.stringify(got._meta));
+      assert.equal(got.structuredContent.text, '40 entities; note: []', 'the missing optional field renders empty');
+
+      const want = await direct.callTool({ name: 'search_nodes', arguments: { query: 'Engineer 1' } });
+      const fell = await other.callTool({ name: 'search_nodes', arguments: { query: 'Engineer 1' } });
+      assert.ok(!fell.isError, texts(fell).join(' '));
+      assert.notEqual(fell._meta?.['dev.ctxfit/strategy'], 'format', JSON.stringify(fell._meta));
+      assert.deepEqual(fell.structuredContent, want.structuredContent, 'the result as the server sent it');
+      const entries = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const failed = entries.find((e) => e.level === 'error' && e.operation === 'search_nodes');
+      assert.ok(failed, `a log line for the fallback: ${JSON.stringify(entries)}`);
+      assert.match(failed.error, /"owner"/, 'naming the missing required field');
+    } finally {
+      await other.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
