@@ -97,6 +97,34 @@ func TestTheServersOwnReadsAndPromptsPassTheGate(t *testing.T) {
 	}
 }
 
+// completions completes every prompt argument with values.
+type completions []string
+
+func (c completions) CompletePromptArgument(context.Context, string, mcp.CompleteArgument, mcp.CompleteContext) (*mcp.Completion, error) {
+	return &mcp.Completion{Values: c, Total: len(c)}, nil
+}
+
+func TestTheServersOwnCompletionsPassTheGate(t *testing.T) {
+	const hardCap = 2000
+	lines := strings.Split(bigText(), "\n")
+	values := completions(lines[:min(2000, len(lines)-1)]) // far over the cap
+	s := server.NewMCPServer("edges", "1", server.WithPromptCapabilities(false), server.WithCompletions(),
+		server.WithPromptCompletionProvider(values))
+	s.AddPrompt(mcp.NewPrompt("big_prompt", mcp.WithArgument("topic")), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hardCap}), nil))
+	c := connect(t, s)
+	comp, err := c.Complete(context.Background(), mcp.CompleteRequest{Params: mcp.CompleteParams{
+		Ref: mcp.PromptReference{Type: "ref/prompt", Name: "big_prompt"}, Argument: mcp.CompleteArgument{Name: "topic", Value: "x"}}})
+	require.NoError(t, err)
+	require.NotEmpty(t, comp.Completion.Values)
+	assert.Less(t, len(comp.Completion.Values), len(values), "some values left out")
+	assert.Equal(t, []string(values[:len(comp.Completion.Values)]), comp.Completion.Values, "the first values, as they were")
+	assert.True(t, comp.Completion.HasMore)
+	assert.LessOrEqual(t, mcpfittest.Count(strings.Join(comp.Completion.Values, "\n")), hardCap, "a completion within the hard cap")
+}
+
 // withGuidanceCursor returns body, a chunk envelope without a next cursor,
 // with the cursor ctxfit's guidance text names.
 func withGuidanceCursor(t *testing.T, body []byte, guidance string) []byte {

@@ -105,6 +105,15 @@ func Install(s *server.MCPServer, g *ctxfit.Guard, opts *Options) error {
 	server.WithToolFilter(a.filter)(s) // a ServerOption is a func(*MCPServer): it applies to a built server too
 	server.WithResourceHandlerMiddleware(a.readMiddleware)(s)
 	server.WithPromptHandlerMiddleware(a.promptMiddleware)(s)
+	// mcp-go has no completion/complete middleware, but it hands the result
+	// to its after-complete hooks before it sends it: the gate rewrites it
+	// there. The server's own hooks stay.
+	hooks := s.GetHooks()
+	if hooks == nil {
+		hooks = &server.Hooks{}
+		server.WithHooks(hooks)(s)
+	}
+	hooks.AddAfterComplete(a.gateCompletion)
 	// Read-only: a continuation reads a snapshot, or runs again only a tool
 	// that is read-only or idempotent (see mcpcore.Repeatable).
 	readOnly := mcp.ToolAnnotation{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}
@@ -370,6 +379,34 @@ func (a *adapter) promptMiddleware(next server.PromptHandlerFunc) server.PromptH
 		}
 		return mcp.ParseGetPromptResult((*json.RawMessage)(&gated))
 	}
+}
+
+// gateCompletion passes a completion/complete result through the egress
+// gate, in place (mcp-go sends the result its after-complete hooks saw):
+// never over the hard cap. A result the gate cannot pass goes out empty.
+func (a *adapter) gateCompletion(ctx context.Context, _ any, _ *mcp.CompleteRequest, res *mcp.CompleteResult) {
+	if res == nil || isInner(ctx) || !a.names.Guards(a.g.Config(), mcpcore.CompleteTool) {
+		return
+	}
+	wire, err := json.Marshal(res)
+	if err != nil {
+		*res = mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}
+		return
+	}
+	call := mcpcore.Call{Tool: mcpcore.CompleteTool, Subject: a.subjectOf(ctx, mcp.CallToolRequest{})}
+	gated, err := a.shaper.Gate(ctx, call, wire, nil)
+	if err != nil {
+		*res = mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}
+		return
+	}
+	if bytes.Equal(gated, wire) {
+		return
+	}
+	var out mcp.CompleteResult
+	if json.Unmarshal(gated, &out) != nil {
+		out = mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}
+	}
+	*res = out
 }
 
 // gateOther shapes a resources/read or prompts/get result (wire) and

@@ -57,10 +57,7 @@ const gateSlack = 16
 //     text/html;profile=mcp-app) pass unchanged, in a resources/read result
 //     or embedded in a tool result;
 //   - a response its handler streams (httpfit: one it flushes before it
-//     ends, an event stream), until streams are shaped;
-//   - completion values in mcpgofit: mcp-go has no middleware for
-//     completion/complete, so they pass ungated there; mcpfit, the client
-//     guards and the proxy gate them.
+//     ends, an event stream), until streams are shaped.
 //
 // Gate returns the message to send for a message toward a model: a tool
 // result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or
