@@ -68,18 +68,7 @@ func stalledClient(t *testing.T, url string) {
 }
 
 func TestAClientThatDoesNotReadItsEventStreamSlowsOnlyItselfOnASharedUpstream(t *testing.T) {
-	f := newFixture(t, inProcess(), ctxfit.Config{}, proxy.Options{SharedUpstream: true})
-	// Small send buffers too, so that little data fills them.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(f.p.Handler())
-	srv.Listener = smallBuffers{ln}
-	srv.Start()
-	t.Cleanup(func() {
-		f.p.Close()
-		srv.Close()
-	})
-	url := srv.URL
+	f, url := sharedUpstreamWithSmallBuffers(t)
 	stalledClient(t, url)
 
 	var logged atomic.Int64
@@ -114,6 +103,24 @@ func TestAClientThatDoesNotReadItsEventStreamSlowsOnlyItselfOnASharedUpstream(t 
 	assert.Equal(t, "echo: still here", text(t, res))
 }
 
+// sharedUpstreamWithSmallBuffers starts a proxy on a shared upstream
+// behind a listener whose connections have small send buffers, so that
+// little data fills them; it returns the fixture and the server's URL.
+func sharedUpstreamWithSmallBuffers(t *testing.T) (*fixture, string) {
+	t.Helper()
+	f := newFixture(t, inProcess(), ctxfit.Config{}, proxy.Options{SharedUpstream: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(f.p.Handler())
+	srv.Listener = smallBuffers{ln}
+	srv.Start()
+	t.Cleanup(func() {
+		f.p.Close()
+		srv.Close()
+	})
+	return f, srv.URL
+}
+
 // smallBuffers accepts connections with small send buffers.
 type smallBuffers struct{ net.Listener }
 
@@ -130,19 +137,10 @@ func TestAClientThatTakesNoMessageWithinTheWriteDeadlineIsDisconnectedOnASharedU
 	// does not wait for it; the queue never fills (fewer messages than it
 	// holds): only the deadline ends the stalled client's delivery.
 	proxy.SetSharedWriteDeadline(t, 200*time.Millisecond)
-	f := newFixture(t, inProcess(), ctxfit.Config{}, proxy.Options{SharedUpstream: true})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(f.p.Handler())
-	srv.Listener = smallBuffers{ln}
-	srv.Start()
-	t.Cleanup(func() {
-		f.p.Close()
-		srv.Close()
-	})
-	stalledClient(t, srv.URL)
+	f, url := sharedUpstreamWithSmallBuffers(t)
+	stalledClient(t, url)
 
-	b := httpClient(t, srv.URL, nil)
+	b := httpClient(t, url, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, b.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
