@@ -61,7 +61,9 @@ type Format struct {
 	// Required are the paths of Fields the output cannot do without: a
 	// response in which one matches nothing falls back to the JSON, with
 	// an error naming it. Through arrays ("nodes.name") a path is present
-	// when at least one element has it. Nil means every field is optional.
+	// when at least one element has it, or when the array is empty (a
+	// search that found nothing renders its empty range rather than
+	// falling back). Nil means every field is optional.
 	Required []string
 	// Transforms are extra template functions by name, as in
 	// [template.FuncMap]: each must be a function returning one value, or a

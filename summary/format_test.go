@@ -265,6 +265,19 @@ func TestOptionalFieldsAndArguments(t *testing.T) {
 		require.ErrorIs(t, err, summary.ErrFormatFailed)
 		assert.Contains(t, err.Error(), `lacks the required field "status"`)
 	})
+	t.Run("a required path through an array is present when an element has it or the array is empty", func(t *testing.T) {
+		g := newFormatter(t, map[string]summary.Format{"list": {ID: "list", Fields: []string{"nodes.name"},
+			Required: []string{"nodes.name"}, Template: `{{len .nodes}}{{range .nodes}} {{.name}}{{end}}`}}, nil)
+		got, err := g.RenderArgs(context.Background(), "list", []byte(`{"nodes":[{"id":1},{"name":"b"}]}`), nil)
+		require.NoError(t, err)
+		assert.Equal(t, "2  b", got)
+		got, err = g.RenderArgs(context.Background(), "list", []byte(`{"nodes":[]}`), nil)
+		require.NoError(t, err, "a search that found nothing renders its empty range")
+		assert.Equal(t, "0", got)
+		_, err = g.RenderArgs(context.Background(), "list", []byte(`{"nodes":[{"id":1},{"id":2}]}`), nil)
+		require.ErrorIs(t, err, summary.ErrFormatFailed, "no element has the required field")
+		assert.Contains(t, err.Error(), `lacks the required field "nodes.name"`)
+	})
 	t.Run("a required field that is not one of the fields is rejected", func(t *testing.T) {
 		_, err := summary.NewFormatter(map[string]summary.Format{"x": {ID: "x", Fields: []string{"a"}, Required: []string{"b"}, Template: "{{.a}}"}}, nil)
 		require.ErrorIs(t, err, summary.ErrInvalidFormat)
