@@ -185,7 +185,7 @@ func (s *shaper) keep() (snapRef, error) {
 			// mode, by running the handler again.
 			ref = snapRef{id: id}
 		case err != nil:
-			return snapRef{}, s.g.storeError(err)
+			return snapRef{}, s.storeFailed(err)
 		default:
 			ref = snapRef{stored: true, id: id}
 		}
@@ -257,9 +257,20 @@ func (s *shaper) carry(filters []byte) ([]byte, error) {
 		if errors.Is(err, store.ErrTooLarge) || errors.Is(err, store.ErrFull) {
 			return nil, errNoContinuation
 		}
-		return nil, s.g.storeError(err)
+		return nil, s.storeFailed(err)
 	}
 	return append([]byte{argsStored}, id...), nil
+}
+
+// storeFailed is the error of a store call made while shaping: a time-out
+// (errTimeout, which answers a lossless cut under the request's own
+// context: see shaper.timedOut) when the call failed because shaping ran
+// past its time limit, else the store's failure (a 503).
+func (s *shaper) storeFailed(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && s.ctx.Err() != nil && s.parent != nil && s.parent.Err() == nil {
+		return errTimeout
+	}
+	return s.g.storeError(err)
 }
 
 // storeCtx is the request's context, telling the store whose snapshot it

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -233,5 +234,64 @@ func TestAContinuationPastItsTimeLimitAnswersItsPartNotAnError(t *testing.T) {
 				assert.Equal(t, string(tc.body), string(followAll(t, g, req, fetch, cfg.HardCap)), "the parts rebuild the original byte for byte")
 			})
 		}
+	}
+}
+
+// expiringStore is a memory store whose Put ends the shaping under way
+// before it stores: the time limit passes during the store call, as it may
+// on a loaded machine.
+type expiringStore struct {
+	*store.Memory
+	shaping *atomic.Pointer[expiring]
+}
+
+func (s expiringStore) Put(ctx context.Context, id string, data []byte, ttl time.Duration) error {
+	if cur := s.shaping.Load(); cur != nil {
+		cur.expire()
+	}
+	return s.Memory.Put(ctx, id, data, ttl)
+}
+
+func TestAStoreCallPastTheTimeLimitAnswersALosslessCutNotAnError(t *testing.T) {
+	items := make([]map[string]any, 200)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "name": fmt.Sprintf("guest %d of the harbour hotel", i)}
+	}
+	array, err := json.Marshal(items)
+	require.NoError(t, err)
+	var text strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&text, "line %d of the log: a guest booked a room\n", i+1)
+	}
+	for _, tc := range []struct {
+		name, ct string
+		body     []byte
+	}{
+		{"a list", "application/json", array},
+		{"a text", "text/plain", []byte(text.String())},
+	} {
+		t.Run(tc.name+" whose snapshot is stored past the time limit comes as a cut with a cursor", func(t *testing.T) {
+			var shaping atomic.Pointer[expiring]
+			mem := store.NewMemory(nil)
+			t.Cleanup(func() { _ = mem.Close() })
+			cfg := ctxfit.Config{Threshold: 500, HardCap: 1000, Mode: ctxfit.ModeStore, Secret: secret,
+				ShapeTimeout: ctxfit.Duration(time.Hour), AdmissionWait: ctxfit.Duration(time.Hour)}
+			g, err := ctxfit.New(&ctxfit.Options{Config: cfg, Store: expiringStore{Memory: mem, shaping: &shaping}})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = g.Close() })
+			ctxfit.SetShapeContext(g, func(ctx context.Context, _ time.Duration) (context.Context, context.CancelFunc) {
+				e := &expiring{Context: ctx, done: make(chan struct{})}
+				shaping.Store(e)
+				return e, e.expire
+			})
+			req := ctxfit.Request{Endpoint: "GET /x", Path: "/x"}
+			fetch := serve(tc.body, tc.ct)
+			res, err := g.Handle(context.Background(), req, fetch)
+			require.NoError(t, err, "a store call that the time limit ended is a time-out, not an unavailable store")
+			assert.Equal(t, "shaping_timeout", res.Record.Fallback)
+			require.NotEmpty(t, res.Next, "a cursor to the rest")
+			assert.LessOrEqual(t, exact.Count(string(res.Body)), cfg.HardCap)
+			assert.Equal(t, string(tc.body), string(followAll(t, g, req, fetch, cfg.HardCap)), "following it rebuilds the original byte for byte")
+		})
 	}
 }

@@ -2,7 +2,6 @@ package mcpclientfit_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	rebuild "github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
@@ -46,26 +43,7 @@ func TestPromptsAndCompletionsPassTheGate(t *testing.T) {
 
 			p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "big_prompt"})
 			require.NoError(t, err)
-			n := 0
-			for _, m := range p.Messages {
-				if tc, ok := m.Content.(*mcp.TextContent); ok {
-					n += mcpfittest.Count(tc.Text)
-				}
-			}
-			assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
-			call := func(cursor string, part int64) ([]byte, error) {
-				res := mcpfittest.Call(t, cs, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
-				require.False(t, res.IsError, "%v", mcpfittest.Texts(t, res))
-				assert.LessOrEqual(t, mcpfittest.Tokens(t, res), hardCap)
-				return []byte(mcpfittest.Body(t, res)), nil
-			}
-			pr, err := json.Marshal(p)
-			require.NoError(t, err)
-			first, err := rebuild.PromptBody(pr)
-			require.NoError(t, err)
-			got, _, err := rebuild.Rebuild(first, call)
-			require.NoError(t, err)
-			assert.Equal(t, bigLines(), string(got), "the prompt rebuilt, byte for byte")
+			mcpfittest.CheckRebuilt(t, cs, p, bigLines(), hardCap)
 
 			comp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "big_prompt"},
 				Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "x"}})

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/mcpcheck"
 )
 
 // bigLines is about 30,000 tokens of lines.
@@ -48,25 +48,9 @@ func TestPromptsAndCompletionsPassTheGate(t *testing.T) {
 
 			p, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "big_prompt"}})
 			require.NoError(t, err)
-			n := 0
-			for _, m := range p.Messages {
-				if tc, ok := m.Content.(mcp.TextContent); ok {
-					n += exact.Count(tc.Text)
-				}
-			}
-			assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
-			pr, err := json.Marshal(p)
+			raw, err := json.Marshal(p)
 			require.NoError(t, err)
-			first, err := follow.PromptBody(pr)
-			require.NoError(t, err)
-			got, _, err := follow.Rebuild(first, func(cursor string, part int64) ([]byte, error) {
-				res := callTool(t, ctx, c, "ctxfit_next", map[string]any{"cursor": cursor})
-				require.False(t, res.IsError, "%v", texts(res))
-				assert.LessOrEqual(t, exact.Count(strings.Join(texts(res), "\n")), hardCap)
-				return body(t, res), nil
-			})
-			require.NoError(t, err)
-			assert.Equal(t, bigLines(), string(got), "the prompt rebuilt, byte for byte")
+			mcpcheck.Rebuilt(t, session(c), raw, bigLines(), hardCap)
 
 			comp, err := c.Complete(ctx, mcp.CompleteRequest{Params: mcp.CompleteParams{Ref: mcp.PromptReference{Type: "ref/prompt", Name: "big_prompt"},
 				Argument: mcp.CompleteArgument{Name: "topic", Value: "x"}}})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -14,8 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/internal/mcpcore"
-	"github.com/ctxfit/ctxfit/internal/testing/follow"
+	"github.com/ctxfit/ctxfit/internal/testing/mcpcheck"
 	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
@@ -50,49 +48,18 @@ func TestTheServersOwnReadsAndPromptsPassTheGate(t *testing.T) {
 			require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hardCap, Mode: mode}), nil))
 			c := connect(t, s)
 			ctx := context.Background()
-			next := func(cursor string, part int64) ([]byte, error) {
-				res := call(t, c, mcpcore.DefaultNextTool, map[string]any{"cursor": cursor})
-				require.False(t, res.IsError, "%v", texts(t, res))
-				assert.LessOrEqual(t, tokensOf(t, res), hardCap)
-				raw, err := json.Marshal(res)
-				require.NoError(t, err)
-				return follow.ResultBody(raw)
-			}
 
 			r, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///big.txt"}})
 			require.NoError(t, err)
-			n := 0
-			for _, rc := range r.Contents {
-				n += mcpfittest.Count(rc.(mcp.TextResourceContents).Text)
-			}
-			assert.LessOrEqual(t, n, hardCap, "a read within the hard cap")
-			rr, err := json.Marshal(r)
+			raw, err := json.Marshal(r)
 			require.NoError(t, err)
-			first, err := follow.ReadBody(rr)
-			require.NoError(t, err)
-			// mcp-go's resource handlers return contents, not a result:
-			// the cursor travels in the guidance content, not in _meta.
-			first = withGuidanceCursor(t, first, r.Contents[len(r.Contents)-1].(mcp.TextResourceContents).Text)
-			got, _, err := follow.Rebuild(first, next)
-			require.NoError(t, err)
-			assert.Equal(t, bigText(), string(got), "the read rebuilt, byte for byte")
+			mcpcheck.Rebuilt(t, session(c), raw, bigText(), hardCap)
 
 			p, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "big_prompt"}})
 			require.NoError(t, err)
-			n = 0
-			for _, m := range p.Messages {
-				if tc, ok := m.Content.(mcp.TextContent); ok {
-					n += mcpfittest.Count(tc.Text)
-				}
-			}
-			assert.LessOrEqual(t, n, hardCap, "a prompt within the hard cap")
-			pr, err := json.Marshal(p)
+			raw, err = json.Marshal(p)
 			require.NoError(t, err)
-			first, err = follow.PromptBody(pr)
-			require.NoError(t, err)
-			got, _, err = follow.Rebuild(first, next)
-			require.NoError(t, err)
-			assert.Equal(t, bigText(), string(got), "the prompt rebuilt, byte for byte")
+			mcpcheck.Rebuilt(t, session(c), raw, bigText(), hardCap)
 		})
 	}
 }
@@ -123,21 +90,4 @@ func TestTheServersOwnCompletionsPassTheGate(t *testing.T) {
 	assert.Equal(t, []string(values[:len(comp.Completion.Values)]), comp.Completion.Values, "the first values, as they were")
 	assert.True(t, comp.Completion.HasMore)
 	assert.LessOrEqual(t, mcpfittest.Count(strings.Join(comp.Completion.Values, "\n")), hardCap, "a completion within the hard cap")
-}
-
-// withGuidanceCursor returns body, a chunk envelope without a next cursor,
-// with the cursor ctxfit's guidance text names.
-func withGuidanceCursor(t *testing.T, body []byte, guidance string) []byte {
-	t.Helper()
-	var env map[string]any
-	require.NoError(t, json.Unmarshal(body, &env))
-	if env["nextCursor"] != nil && env["nextCursor"] != "" {
-		return body
-	}
-	m := regexp.MustCompile(`"cursor":"([^"]+)"`).FindStringSubmatch(guidance)
-	require.NotNil(t, m, "the guidance names the next cursor: %s", guidance)
-	env["nextCursor"] = m[1]
-	out, err := json.Marshal(env)
-	require.NoError(t, err)
-	return out
 }

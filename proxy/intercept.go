@@ -372,6 +372,46 @@ func (s *session) gate(ctx context.Context, call mcpcore.Call, raw, shaped json.
 	return out, nil
 }
 
+// errorCall is the call whose hard cap bounds the upstream's JSON-RPC
+// error answering pd: a guarded tools/call (or tasks/result),
+// resources/read, prompts/get or completion/complete; false for any other
+// request, whose errors pass as they came.
+func (s *session) errorCall(pd *pending) (mcpcore.Call, bool) {
+	tool := pd.tool
+	switch pd.method {
+	case "tools/call", "tasks/result":
+	case "resources/read":
+		tool = mcpcore.ReadResourceTool
+	case "prompts/get":
+		tool = mcpcore.GetPromptTool
+	case "completion/complete":
+		tool = mcpcore.CompleteTool
+	default:
+		return mcpcore.Call{}, false
+	}
+	if tool == "" || !s.p.o.Names.Guards(s.p.guard.Config(), tool) {
+		return mcpcore.Call{}, false
+	}
+	return mcpcore.Call{Tool: tool, Subject: s.bound}, true
+}
+
+// gateError passes the upstream's JSON-RPC error answering call through
+// the egress gate ([mcpcore.Shaper.GateError]): as it came within the hard
+// cap, else its message cut with a link to the whole error.
+func (s *session) gateError(call mcpcore.Call, err error) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return err
+	}
+	ctx := store.WithSubject(context.WithValue(s.ctx, sessionKey{}, s), s.bound)
+	msg, data, gerr := s.p.core.Shaper.GateError(ctx, call, we.Code, we.Message, we.Data)
+	if gerr != nil {
+		e := mcpcore.ErrorOf(gerr)
+		return &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+	}
+	return &jsonrpc.Error{Code: we.Code, Message: msg, Data: data}
+}
+
 // maxTasks bounds the tasks a session remembers the call of.
 const maxTasks = 1024
 

@@ -457,6 +457,14 @@ func (s *session) answer(pd *pending, m *jsonrpc.Response) {
 		if pd.method == "tools/call" {
 			s.p.logCall(s, pd, StatusError, nil, m.Error)
 		}
+		if call, ok := s.errorCall(pd); ok {
+			// The error goes toward a model too: through the egress gate.
+			go func() {
+				out.Error = s.gateError(call, m.Error)
+				s.toClient(out)
+			}()
+			return
+		}
 		s.toClient(out)
 		return
 	}

@@ -83,6 +83,9 @@ const gateSlack = 16
 // it with the result of shaping, or with the original when shaping failed
 // (see the list of exceptions above).
 //
+// A JSON-RPC error answered in place of a result passes
+// [Shaper.GateError], the same gate for errors.
+//
 // Its error, only when it cannot keep the original for the link (an
 // unavailable store), is one the caller answers with [ErrorOf].
 func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawMessage) (json.RawMessage, error) {
@@ -557,3 +560,54 @@ func keepStructured(call Call, original, shaped json.RawMessage, fits func(json.
 // {"text": a pointer to the content blocks}, which the rewritten
 // [OutputSchema] accepts.
 var heldStructuredContent = json.RawMessage(`{"text":"ctxfit: the structured content is in the content blocks, shaped to fit the context window."}`)
+
+// MetaErrorOriginal is the key, in the data of a JSON-RPC error the gate
+// cut ([Shaper.GateError]), of the ctxfit://r/ link to the whole error.
+const MetaErrorOriginal = "dev.ctxfit/error"
+
+// GateError is the egress gate ([Shaper.Gate]) for a JSON-RPC error
+// answered to call (a server's error toward a model: a host shows a
+// failed tools/call, resources/read or prompts/get to the model). An error
+// whose message and data are within the hard cap of call.Tool by exact
+// count is returned unchanged, as is one the operator opted out of
+// shaping. Over it, the whole error ({"code", "message", "data"}, as
+// JSON) is kept behind a ctxfit://r/ link (read by ranges, as the gate's
+// cut is), and the error answered is the first bytes of its message that
+// surely fit (a token is at least one byte), a line that says where the
+// whole error is, and, in place of its data, {[MetaErrorOriginal]: the
+// link, [MetaGate]: true}.
+//
+// Its error, only when it cannot keep the original (an unavailable
+// store), is one the caller answers with [ErrorOf].
+func (s *Shaper) GateError(ctx context.Context, call Call, code int64, message string, data json.RawMessage) (string, json.RawMessage, error) {
+	hardCap := s.budgetOf(call.Tool).HardCap
+	if hardCap <= 0 || len(message)+len(data) <= hardCap || s.optedOut(call.Tool) {
+		return message, data, nil // n bytes never hold more than n tokens
+	}
+	c := s.exact()
+	n := budget.CountUpTo(c, message, hardCap+1)
+	if n += budget.CountUpTo(c, string(data), hardCap+1-n); n <= hardCap {
+		return message, data, nil
+	}
+	whole := map[string]any{"code": code, "message": message}
+	if len(data) > 0 {
+		whole["data"] = data
+	}
+	body, err := marshal(whole)
+	if err != nil {
+		return message, data, nil
+	}
+	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments,
+		Unrepeatable: true} // a rerun would not answer the same error
+	token, err := s.Guard.Resource(ctx, req, body, "application/json")
+	if err != nil {
+		return "", nil, err
+	}
+	uri := ResourcePrefix + token
+	line := fmt.Sprintf("\nctxfit: this error's message was cut to keep it under %d tokens; the whole error (%d bytes of JSON: code, message, data) "+
+		"reads with resources/read of uri %s (ranges ?bytes=A-B or ?lines=A-B work too).", hardCap, len(body), uri)
+	held, _ := marshal(map[string]any{MetaErrorOriginal: uri, MetaGate: true})
+	avail := hardCap - c.Count(line) - c.Count(string(held)) - gateSlack
+	cut := gatePrefix([]byte(message), max(avail, 0), false)
+	return message[:cut] + line, held, nil
+}

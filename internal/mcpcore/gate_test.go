@@ -340,3 +340,46 @@ func TestTheGateHoldsBackAHugeMetaWhenShapingFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestAJSONRPCErrorOverTheCapIsCutWithALinkToTheWholeError(t *testing.T) {
+	const hardCap = 1000
+	c, err := budget.Exact("")
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		s := newShaper(t, ctxfit.Config{Threshold: 500, HardCap: hardCap, Mode: mode})
+		call := mcpcore.Call{Tool: "t", Subject: "s"}
+		t.Run("a small error passes unchanged in "+string(mode)+" mode", func(t *testing.T) {
+			msg, data, err := s.GateError(ctx, call, -32603, "the file is missing", json.RawMessage(`{"path":"/x"}`))
+			require.NoError(t, err)
+			assert.Equal(t, "the file is missing", msg)
+			assert.JSONEq(t, `{"path":"/x"}`, string(data))
+		})
+		for _, tc := range []struct {
+			name, message string
+			data          json.RawMessage
+		}{
+			{"a huge message", longText(3000), nil},
+			{"huge data", "the upstream failed", mustJSON(t, map[string]any{"trace": longText(3000)})},
+		} {
+			t.Run(tc.name+" is cut within the cap, the whole error behind a link, in "+string(mode)+" mode", func(t *testing.T) {
+				msg, data, err := s.GateError(ctx, call, -32603, tc.message, tc.data)
+				require.NoError(t, err)
+				assert.LessOrEqual(t, c.Count(msg)+c.Count(string(data)), hardCap, "the error within the hard cap")
+				var held map[string]any
+				require.NoError(t, json.Unmarshal(data, &held))
+				assert.Equal(t, true, held[mcpcore.MetaGate])
+				uri, _ := held[mcpcore.MetaErrorOriginal].(string)
+				require.True(t, strings.HasPrefix(uri, mcpcore.ResourcePrefix), "a link to the whole error: %v", held)
+				assert.Contains(t, msg, uri, "the message says where the whole error is")
+				prefix, _, _ := strings.Cut(msg, "\nctxfit: ")
+				assert.True(t, strings.HasPrefix(tc.message, prefix), "the message's first bytes as they were")
+				whole := mustJSON(t, map[string]any{"code": -32603, "message": tc.message, "data": tc.data})
+				if tc.data == nil {
+					whole = mustJSON(t, map[string]any{"code": -32603, "message": tc.message})
+				}
+				assert.JSONEq(t, string(whole), readAll(t, s, uri, hardCap), "the whole error, read by ranges")
+			})
+		}
+	}
+}
