@@ -3,6 +3,7 @@ package ctxfit
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"math/bits"
@@ -26,13 +27,15 @@ import (
 // replaces them with its own, which give jq's results (the same matches,
 // offsets in codepoints, and errors) and stop when the context ends.
 //
-// The regular expression functions find the matches one at a time, count
-// codepoints as they go, build each result once, and check the context
-// between matches; test keeps gojq's, which matches once. One search for
-// a match takes time linear in the rest of the string (RE2, as Go's regexp
-// implements it); a pattern that must read to the end to know where a
-// match ends (a*b|a over a run of a's) reads to the end for each match, as
-// Go's FindAll does, but stops between matches. indices, index and rindex
+// The regular expression functions (test too) find the matches one at a
+// time, count codepoints as they go, build each result once, and check the
+// context between matches and as a search reads (every 4,096 runes). A
+// search reads the string as runes (search): what all the searches of one
+// call read is bounded by readsPerByte times the string's length, whatever
+// the pattern (an empty match at every position reads about 4 runes); a
+// pattern that must read to the end to know where each match ends (a*b|a
+// over a run of a's, quadratic in Go's FindAll) is an error past that
+// bound, which says so. indices, index and rindex
 // find the occurrences with Knuth-Morris-Pratt, in linear time. contains
 // and inside over two arrays or two objects are written in jq, so that
 // gojq checks the context between the comparisons; over anything else they
@@ -45,6 +48,8 @@ import (
 const jqDefs = `
 def match($re; $flags): _ctxfit_match($re; $flags)[];
 def match($re): if $re | type == "array" then match($re[0]; $re[1]) else match($re; null) end;
+def test($re; $flags): _ctxfit_test($re; $flags);
+def test($re): if $re | type == "array" then test($re[0]; $re[1]) else test($re; null) end;
 def capture($re; $flags): match($re; $flags) | .captures | _captures;
 def capture($re): if $re | type == "array" then capture($re[0]; $re[1]) else capture($re; null) end;
 def scan($re; $flags): match($re; $flags + "g") | if .captures == [] then .string else [.captures[].string] end;
@@ -75,7 +80,7 @@ def inside($a): . as $b | $a | contains($b);
 
 // boundedFuncNames are words in the names of the functions jqDefs
 // defines again.
-var boundedFuncNames = []string{"match", "capture", "scan", "split", "sub", "index", "indices", "contains", "inside"}
+var boundedFuncNames = []string{"match", "test", "capture", "scan", "split", "sub", "index", "indices", "contains", "inside"}
 
 // withBoundedFunctions adds ctxfit's own functions and operators to q,
 // the query expr, and returns the compiler options they need; they check
@@ -98,6 +103,7 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, limit
 	return []gojq.CompilerOption{
 		gojq.WithFunction("_ctxfit_match", 2, 2, x.match),
 		gojq.WithFunction("_ctxfit_splits", 2, 2, x.splits),
+		gojq.WithFunction("_ctxfit_test", 2, 2, x.test),
 		gojq.WithFunction("_ctxfit_sub", 1, 1, x.sub),
 		gojq.WithFunction("_ctxfit_indices", 1, 1, x.occurrences("indices")),
 		gojq.WithFunction("_ctxfit_index", 1, 1, x.occurrences("index")),
@@ -146,6 +152,7 @@ type jqFuncs struct {
 	cache map[[2]string]*jqMatcher
 	limit int // bytes of JSON of a value one step builds: queryValueLimit
 	built int // bytes the query's steps have built so far: hold
+	reads int // runes its regular expression searches have read
 }
 
 // maxRegexCache bounds the regular expressions a query keeps compiled.
@@ -157,10 +164,12 @@ const maxRegexCache = 64
 // \b, ^ and the like), and probe, gojq's test for an empty match right
 // after a match (jq reports it, Go's regexp does not).
 type jqMatcher struct {
-	re    *regexp.Regexp
-	at    *regexp.Regexp // (?s:.)(re): re after one rune, nil when re needs no context
-	probe *regexp.Regexp // \A(?s:.)(?:re), nil when it does not compile
-	names []string
+	re     *regexp.Regexp
+	at     *regexp.Regexp // (?s:.)(re): re after one rune, nil when re needs no context
+	probe  *regexp.Regexp // \A(?s:.)(?:re), nil when it does not compile
+	names  []string
+	prefix string // a literal that begins every match ("" when none)
+	whole  bool   // every match is prefix itself, without captures
 }
 
 // compile compiles re with the flags gojq reads (g, i, and m, which it
@@ -184,10 +193,14 @@ func (x *jqFuncs) compile(re, flags string) (*jqMatcher, error) {
 		return nil, fmt.Errorf("invalid regular expression %q: %s", re, err)
 	}
 	m := &jqMatcher{re: r, names: r.SubexpNames()}
+	m.prefix, m.whole = r.LiteralPrefix()
+	m.whole = m.whole && m.prefix != "" && r.NumSubexp() == 0
 	if needsContext(re) {
 		m.at, _ = regexp.Compile(`(?s:.)(` + re + `)`)
 	}
-	m.probe, _ = regexp.Compile(`\A(?s:.)(?:` + re + `)`)
+	if !m.whole { // a literal matches no empty string
+		m.probe, _ = regexp.Compile(`\A(?s:.)(?:` + re + `)`)
+	}
 	if len(x.cache) >= maxRegexCache {
 		clear(x.cache)
 	}
@@ -219,67 +232,167 @@ func needsContext(re string) bool {
 	return walk(t)
 }
 
-// find returns the leftmost match of m in s that starts at pos or after,
-// as FindStringSubmatchIndex does (with the offsets in s), or nil.
-func (m *jqMatcher) find(s string, pos int) []int {
-	if pos == 0 {
-		return m.re.FindStringSubmatchIndex(s)
+// A search of a regular expression in a string reads it through a
+// runeReader, not as a string: Go's regexp then runs its NFA, whose work
+// is the runes it reads, where over a string it may run its backtracker,
+// which clears a table as long as the rest of the string for every search
+// (a pattern that matches the empty string, searched from each position of
+// a string of 80,000 characters, took 3.2 billion steps). The reader
+// counts what every search of a call reads against a bound linear in the
+// string (readsPerByte), so that a pattern that reads the rest of the
+// string again for each match (a*b|a over a run of a's) is an error
+// rather than quadratic time, and checks the context as it reads, so that
+// one long search stops when the query's context ends.
+
+// Bounds of the runes the searches of one call of a regular expression
+// function read: readsPerByte for each byte of the string, and minReads.
+// An empty match at every position reads about 4 runes each.
+const (
+	readsPerByte = 16
+	minReads     = 4096
+)
+
+// search is one call's searches of a regular expression m in a string s:
+// what they read, against a bound, and the context they stop with.
+type search struct {
+	ctx        context.Context
+	x          *jqFuncs // what the reads add to
+	m          *jqMatcher
+	s          string
+	reads, max int
+	err        error // why a search stopped reading: the context's or the bound's error
+	r          runeReader
+}
+
+// search returns the searches of m in s, which stop with x's context.
+func (x *jqFuncs) search(m *jqMatcher, s string) *search {
+	sr := &search{ctx: x.ctx, x: x, m: m, s: s, max: readsPerByte*len(s) + minReads}
+	sr.r.sr = sr
+	return sr
+}
+
+// runeReader reads the string of a search from a byte offset, as Go's
+// regexp decodes a string (an invalid byte is utf8.RuneError of width 1),
+// counting what it reads; at the bound or when the context ends it reads
+// nothing more, and the search's err says why.
+type runeReader struct {
+	sr *search
+	i  int
+}
+
+func (r *runeReader) ReadRune() (rune, int, error) {
+	sr := r.sr
+	if sr.err != nil || r.i >= len(sr.s) {
+		return 0, 0, io.EOF
 	}
-	if pos > len(s) {
-		return nil
+	sr.x.reads++
+	if sr.reads++; sr.reads > sr.max {
+		sr.err = fmt.Errorf("the regular expression %q reads the string again and again (%d characters read over a string of %d bytes): "+
+			"a pattern whose first alternative runs on past where the match ends (such as a*b|a over a run of a's) takes time quadratic in the string; "+
+			"rewrite it (for example anchor it, or split the string first)", shorten(sr.m.re.String(), 100), sr.reads, len(sr.s))
+		return 0, 0, io.EOF
 	}
-	if m.at == nil {
-		x := m.re.FindStringSubmatchIndex(s[pos:])
-		for i := range x {
-			if x[i] >= 0 {
-				x[i] += pos
-			}
+	if sr.reads%4096 == 0 {
+		if err := sr.ctx.Err(); err != nil {
+			sr.err = err
+			return 0, 0, io.EOF
 		}
-		return x
 	}
-	_, w := utf8.DecodeLastRuneInString(s[:pos])
-	y := m.at.FindStringSubmatchIndex(s[pos-w:])
-	if y == nil {
+	c := sr.s[r.i]
+	if c < utf8.RuneSelf {
+		r.i++
+		return rune(c), 1, nil
+	}
+	c2, w := utf8.DecodeRuneInString(sr.s[r.i:])
+	r.i += w
+	return c2, w, nil
+}
+
+// run returns re's leftmost match in the string from the byte offset
+// from, as FindStringSubmatchIndex does (offsets in the string), or nil.
+func (sr *search) run(re *regexp.Regexp, from int) []int {
+	sr.r.i = from
+	x := re.FindReaderSubmatchIndex(&sr.r)
+	if sr.err != nil {
 		return nil
 	}
-	x := y[2:]
 	for i := range x {
 		if x[i] >= 0 {
-			x[i] += pos - w
+			x[i] += from
 		}
 	}
 	return x
 }
 
+// test reports whether m matches the string, reading it once.
+func (sr *search) test() bool {
+	from := 0
+	if sr.m.prefix != "" {
+		i := strings.Index(sr.s, sr.m.prefix)
+		if i < 0 || sr.m.whole {
+			return i >= 0
+		}
+		// A match begins with a rune, not an assertion that looks
+		// before it: the search may start there.
+		from = i
+	}
+	sr.r.i = from
+	return sr.m.re.MatchReader(&sr.r) && sr.err == nil
+}
+
+// find returns the leftmost match of m in s that starts at pos or after,
+// as FindStringSubmatchIndex does (with the offsets in s), or nil; nil
+// too when it stops reading (sr.err says why).
+func (sr *search) find(pos int) []int {
+	m, s := sr.m, sr.s
+	if pos > len(s) {
+		return nil
+	}
+	if m.prefix != "" {
+		// Every match begins with the prefix: from its next occurrence.
+		i := strings.Index(s[pos:], m.prefix)
+		if i < 0 {
+			return nil
+		}
+		if pos += i; m.whole {
+			return []int{pos, pos + len(m.prefix)}
+		}
+	}
+	if pos == 0 || m.at == nil {
+		return sr.run(m.re, pos)
+	}
+	_, w := utf8.DecodeLastRuneInString(s[:pos])
+	y := sr.run(m.at, pos-w)
+	if y == nil {
+		return nil
+	}
+	return y[2:]
+}
+
 // emptyAt is gojq's emptyMatchAt: the empty match of m at offset, right
 // after a match that ends there, or nil.
-func (m *jqMatcher) emptyAt(s string, offset int) []int {
+func (sr *search) emptyAt(offset int) []int {
+	m, s := sr.m, sr.s
 	if m.probe == nil || offset == 0 {
 		return nil
 	}
 	_, w := utf8.DecodeLastRuneInString(s[:offset])
-	x := m.probe.FindStringSubmatchIndex(s[offset-w:])
-	if x == nil || x[1] != w {
+	x := sr.run(m.probe, offset-w)
+	if x == nil || x[1] != offset {
 		return nil
 	}
-	y := make([]int, len(x))
-	y[0], y[1] = offset, offset
-	for i := 2; i < len(x); i++ {
-		if x[i] < 0 {
-			y[i] = -1
-		} else {
-			y[i] = x[i] + offset - w
-		}
-	}
-	return y
+	x[0] = offset
+	return x
 }
 
 // each calls f with the matches of m in s in order, the first only
 // unless all, as gojq finds them: Go's successive non-overlapping
 // matches (an empty match right after a match left out), and jq's empty
-// match right after a non-empty one. It stops with ctx's error when ctx
-// ends, or with f's.
-func (m *jqMatcher) each(ctx context.Context, s string, all bool, f func([]int) error) error {
+// match right after a non-empty one. It stops with the context's error
+// when it ends, with the bound's when the searches read too much, or with
+// f's.
+func (sr *search) each(all bool, f func([]int) error) error {
+	s := sr.s
 	var held []int // a non-empty match, held until the next says whether an empty one follows it
 	flush := func(next []int) error {
 		if held == nil {
@@ -293,18 +406,21 @@ func (m *jqMatcher) each(ctx context.Context, s string, all bool, f func([]int) 
 		if next != nil && next[0] == x[1] {
 			return nil
 		}
-		if y := m.emptyAt(s, x[1]); y != nil {
+		if y := sr.emptyAt(x[1]); y != nil {
 			return f(y)
 		}
-		return nil
+		return sr.err
 	}
 	prevEnd := -1
 	for pos := 0; pos <= len(s); {
-		if err := ctx.Err(); err != nil {
+		if err := sr.ctx.Err(); err != nil {
 			return err
 		}
-		x := m.find(s, pos)
+		x := sr.find(pos)
 		if x == nil {
+			if sr.err != nil {
+				return sr.err
+			}
 			break
 		}
 		accept := true
@@ -374,24 +490,24 @@ func (r *runes) byteAt(n int) int {
 }
 
 // operands returns the string, the compiled pattern and whether the g
-// flag is set, of a call of a regular expression function, or gojq's
-// error for match.
-func (x *jqFuncs) operands(v any, args []any) (string, *jqMatcher, bool, error) {
+// flag is set, of a call of the regular expression function name (match
+// or test), or gojq's error for it.
+func (x *jqFuncs) operands(name string, v any, args []any) (string, *jqMatcher, bool, error) {
 	re, fs := args[0], args[1]
 	var flags string
 	if fs != nil {
 		var ok bool
 		if flags, ok = fs.(string); !ok {
-			return "", nil, false, matchTypeError(v, re, fs)
+			return "", nil, false, matchTypeError(name, v, re, fs)
 		}
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", nil, false, matchTypeError(v, re, fs)
+		return "", nil, false, matchTypeError(name, v, re, fs)
 	}
 	restr, ok := re.(string)
 	if !ok {
-		return "", nil, false, matchTypeError(v, re, fs)
+		return "", nil, false, matchTypeError(name, v, re, fs)
 	}
 	m, err := x.compile(restr, flags)
 	if err != nil {
@@ -400,9 +516,25 @@ func (x *jqFuncs) operands(v any, args []any) (string, *jqMatcher, bool, error) 
 	return s, m, strings.ContainsRune(flags, 'g'), nil
 }
 
-// matchTypeError is gojq's error for match over a value it cannot match.
-func matchTypeError(v, re, fs any) error {
-	return fmt.Errorf("match(%s; %s) cannot be applied to: %s", gojq.Preview(re), gojq.Preview(fs), typePreview(v))
+// matchTypeError is gojq's error for match or test (name) over a value
+// it cannot match.
+func matchTypeError(name string, v, re, fs any) error {
+	return fmt.Errorf("%s(%s; %s) cannot be applied to: %s", name, gojq.Preview(re), gojq.Preview(fs), typePreview(v))
+}
+
+// test is _ctxfit_test($re; $flags): whether the string matches, as
+// gojq's _match($re; $flags; true) answers, reading the string once.
+func (x *jqFuncs) test(v any, args []any) any {
+	s, m, _, err := x.operands("test", v, args)
+	if err != nil {
+		return err
+	}
+	sr := x.search(m, s)
+	ok := sr.test()
+	if sr.err != nil {
+		return sr.err
+	}
+	return ok
 }
 
 // typePreview is how gojq's errors show a value: its type and a preview.
@@ -416,13 +548,13 @@ func typePreview(v any) string {
 // match is _ctxfit_match($re; $flags): the array of match objects gojq's
 // _match($re; $flags; false) returns.
 func (x *jqFuncs) match(v any, args []any) any {
-	s, m, all, err := x.operands(v, args)
+	s, m, all, err := x.operands("match", v, args)
 	if err != nil {
 		return err
 	}
 	res := []any{}
 	r := runes{s: s}
-	err = m.each(x.ctx, s, all, func(ix []int) error {
+	err = x.search(m, s).each(all, func(ix []int) error {
 		start := r.to(ix[0])
 		// The captures lie within the match: counted from its start.
 		captures := make([]any, len(ix)/2-1)
@@ -463,13 +595,13 @@ func (x *jqFuncs) match(v any, args []any) any {
 // splits is _ctxfit_splits($re; $flags): the pieces of the string between
 // the matches, as gojq's splits gives them.
 func (x *jqFuncs) splits(v any, args []any) any {
-	s, m, all, err := x.operands(v, args)
+	s, m, all, err := x.operands("match", v, args)
 	if err != nil {
 		return err
 	}
 	res := []any{}
 	next := 0
-	err = m.each(x.ctx, s, all, func(ix []int) error {
+	err = x.search(m, s).each(all, func(ix []int) error {
 		if err := x.hold(arrayItemBytes); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/itchyny/gojq"
 	"github.com/stretchr/testify/assert"
@@ -62,10 +63,11 @@ func TestTheRegularExpressionFunctionsAnswerAsGojqDoes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every pattern, flag and input against gojq: runs in full in the section of test.sh without -race")
 	}
-	inputs := []any{"", "a", "aaa", "abc abc", "xAx-ax_a", "été à l'ouest, ça va", "a\nb\nab\n", "日本語のテキスト、日本", "ab",
+	inputs := []any{"", "a", "aaa", "abc abc", "xAx-ax_a", "été à l'ouest, ça va", "a\nb\nab\n", "日本語のテキスト、日本", "ab", "a\xffb\xe6\x97ab",
 		strings.Repeat("ab ", 20), 12, nil, []any{"a"}}
 	patterns := []string{"", "a", "a*", "x*", "b*", `\b`, `\B`, "^", "$", "(?m)^", "(?m)$", "(?<first>a)(b)?", "a|", "|a", "(a)|b",
-		".", "é|ç", "本", `\w+`, `(?<w>\w)(?<rest>\w*)`, "a*?", "(a*)*", `(?i)A`, "[", "b$"}
+		".", "é|ç", "本", `\w+`, `(?<w>\w)(?<rest>\w*)`, "a*?", "(a*)*", `(?i)A`, "[", "b$",
+		"ab", "b ", `a\b`, "a*b|a", "a.", "ab|a", "本語", "\xff", `\bab`, `(?i)ab`}
 	flags := []string{"null", `"g"`, `"gim"`, `"x"`, `1`}
 	exprs := []string{
 		`[match(%[1]s; %[2]s)]`,
@@ -86,6 +88,7 @@ func TestTheRegularExpressionFunctionsAnswerAsGojqDoes(t *testing.T) {
 		`[gsub(%[1]s; 1)]`,
 		`[gsub(%[1]s; "-"; %[2]s)]`,
 		`[test(%[1]s; %[2]s)]`,
+		`[test([%[1]s, %[2]s]), test(%[1]s)]`,
 		`try [gsub(%[1]s; "z")] catch .`,
 	}
 	n := 0
@@ -147,6 +150,66 @@ func TestARegularExpressionFunctionStopsBetweenMatchesWhenItsContextEnds(t *test
 			err, ok := v.(error)
 			require.True(t, ok, "an error, not %T", v)
 			assert.True(t, errors.Is(err, context.Canceled))
+		})
+	}
+}
+
+func TestTheRegularExpressionFunctionsReadTheirStringAFewTimesAtMost(t *testing.T) {
+	// Searched from each position as a string, a pattern that matches the
+	// empty string ran Go's backtracker, which clears a table as long as the
+	// rest of the string for each search: quadratic. Read as runes, each
+	// search reads what it needs, counted in reads.
+	s := strings.Repeat("xé x-\n", 4000)
+	for _, re := range []string{"", "x*", `\b`, `\B`, "x|", "(?m)^", "(?m)$", "x", "é", `(?i)X`, `[x ]*`, `\s*`, "(x)|", `\w+`, "(?<a>x)?", "x-|é",
+		"$", "^", "zz"} {
+		x := &jqFuncs{ctx: context.Background(), cache: map[[2]string]*jqMatcher{}, limit: queryValueLimit(0)}
+		for name, f := range map[string]func(any, []any) any{"match": x.match, "splits": x.splits, "test": x.test} {
+			t.Run(fmt.Sprintf("%s(%q) reads each byte at most 6 times", name, re), func(t *testing.T) {
+				x.reads = 0
+				v := f(s, []any{re, "g"})
+				require.NotImplements(t, (*error)(nil), v)
+				assert.LessOrEqual(t, x.reads, 6*len(s))
+			})
+		}
+	}
+}
+
+func TestARegularExpressionThatReadsTheStringAgainForEachMatchIsAClearError(t *testing.T) {
+	// a*b|a over a run of a's reads to the end of the run for each match:
+	// over 100,000 a's, 5 billion runes. The deadline is only a guard: the
+	// searches stop at their bound long before it, with an error that says
+	// what to do.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, expr := range []string{`[match("a*b|a"; "g")] | length`, `[splits("a*b|a")] | length`, `gsub("a*b|a"; "c") | length`,
+		`[scan("a*b|a")] | length`, `[capture("(?<x>a*b|a)"; "g")] | length`} {
+		t.Run(expr+" stops at the bound of what it reads", func(t *testing.T) {
+			q, err := gojq.Parse(expr)
+			require.NoError(t, err)
+			code, err := gojq.Compile(q, withBoundedFunctions(ctx, q, expr, queryValueLimit(0))...)
+			require.NoError(t, err)
+			got := results(t, code, strings.Repeat("a", 100_000))
+			assert.Contains(t, got, "reads the string again and again")
+			require.NoError(t, ctx.Err(), "stopped by its bound, not by the deadline")
+		})
+	}
+	t.Run("a pattern that reads the string once answers", func(t *testing.T) {
+		assert.Equal(t, "true", gojqResults(t, strings.Repeat("a", 100_000), `test("a*b|a")`, true))
+		assert.Equal(t, "1", gojqResults(t, strings.Repeat("a", 100_000)+"b", `[match("a*b|a"; "g")] | length`, true))
+	})
+}
+
+func TestALongSearchStopsWhenItsContextEnds(t *testing.T) {
+	// gojq's test read the whole string in one call, whatever the context.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, expr := range []string{`test("x*y")`, `test("(?i)y")`, `[match("[yz]+q")] | length`, `sub("x*y"; "")`} {
+		t.Run(expr+" answers the context's error", func(t *testing.T) {
+			q, err := gojq.Parse(expr)
+			require.NoError(t, err)
+			code, err := gojq.Compile(q, withBoundedFunctions(ctx, q, expr, queryValueLimit(0))...)
+			require.NoError(t, err)
+			assert.Equal(t, "error: "+context.Canceled.Error(), results(t, code, strings.Repeat("x", 100_000)))
 		})
 	}
 }
