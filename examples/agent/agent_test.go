@@ -691,3 +691,81 @@ func TestEveryDroppedTurnLeavesAPlaceholderTheModelCanRecall(t *testing.T) {
 		assert.True(t, seen[i] || inWindow, "message %d is in the window or behind a placeholder", i)
 	}
 }
+
+func TestRetryDelaysDoubleWithJitterAndHonourRetryAfter(t *testing.T) {
+	r := retryPolicy{retries: 5, base: 100 * time.Millisecond, max: time.Second}
+	for _, tc := range []struct {
+		name     string
+		n        int
+		after    time.Duration
+		min, max time.Duration
+	}{
+		{"the first retry waits between half the base and the base", 0, 0, 50 * time.Millisecond, 100 * time.Millisecond},
+		{"the third waits between half of four bases and four bases", 2, 0, 200 * time.Millisecond, 400 * time.Millisecond},
+		{"a late retry waits at most the maximum (with jitter)", 10, 0, 500 * time.Millisecond, time.Second},
+		{"a Retry-After longer than the backoff is the wait", 0, 3 * time.Second, 3 * time.Second, 3 * time.Second},
+		{"a Retry-After shorter than the backoff leaves it", 2, time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := map[time.Duration]bool{}
+			for range 200 {
+				d := r.delay(tc.n, tc.after)
+				assert.GreaterOrEqual(t, d, tc.min)
+				assert.LessOrEqual(t, d, tc.max)
+				seen[d] = true
+			}
+			if tc.min != tc.max {
+				assert.Greater(t, len(seen), 1, "jitter: the waits differ")
+			}
+		})
+	}
+}
+
+func TestTurnsTheBudgetDropsLeaveAPlaceholderTheModelCanRecall(t *testing.T) {
+	f := startAgent(t, "-context-tokens", "4000", "-reply-tokens", "100")
+	long := func(i int) string { return fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 400)) }
+	var session string
+	const n = 7 // 14 messages: within the session's 20, over the budget
+	for i := range n {
+		headers := []string{}
+		if session != "" {
+			headers = []string{headerSession, session}
+		}
+		resp, _ := f.ask(t, long(i), headers...)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		session = resp.Header.Get(headerSession)
+	}
+	reqs := f.providers["a"].Requests()
+	last := reqs[len(reqs)-1].Messages
+	require.Less(t, len(last), 2*n, "turns were dropped")
+	require.Equal(t, conversation.RoleSystem, last[0].Role)
+	require.True(t, strings.HasPrefix(last[0].Content, droppedPrefix), "%s", last[0].Content)
+
+	// Every call the placeholder and what it leads to name, followed: each
+	// dropped message comes back.
+	ctx := store.WithSubject(context.Background(), "anonymous "+session)
+	call := regexp.MustCompile(`call ctxfit_next with (\{[^}]*\})\.`)
+	queue, visited, read := []string{last[0].Content}, map[string]bool{}, ""
+	for len(queue) > 0 && len(visited) < 50 {
+		text := queue[0]
+		queue = queue[1:]
+		for _, m := range call.FindAllStringSubmatch(text, -1) {
+			if visited[m[1]] {
+				continue
+			}
+			visited[m[1]] = true
+			res, err := f.agent.cg.CallTool(ctx, "ctxfit_next", json.RawMessage(m[1]))
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%s", textOf(res))
+			read += textOf(res)
+			queue = append(queue, textOf(res))
+		}
+	}
+	for i := range n {
+		inWindow := false
+		for _, m := range last {
+			inWindow = inWindow || m.Content == long(i)
+		}
+		assert.True(t, inWindow || strings.Contains(read, "user: "+long(i)), "message %d is in the window or behind a placeholder", i)
+	}
+}
