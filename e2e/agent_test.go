@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -124,11 +125,14 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 // TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures runs
 // examples/agent with two scripted providers (a, the default, and b) and
 // the npm server-filesystem over stdio, and drives it with the official
-// openai npm client (e2e/ts/agent_providers.test.mjs): streaming and not,
-// /v1/models, a 500 and a time-out retried, a provider failing over to
-// the next, X-Provider, a 429 passed on with its Retry-After, and the MCP
-// server killed mid-session (a read-only tool: reconnected and called
-// again). The node side makes the failures happen through a control
+// openai npm client (e2e/ts/agent_providers.test.mjs): streaming and not
+// (the first delta of a turn reaching the client while the provider holds
+// its turn open, tool calls between streamed turns, a provider failing
+// mid-stream), /v1/models, a 500 and a time-out retried, a provider
+// failing over to the next, X-Provider, a 429 passed on with its
+// Retry-After, and the MCP server killed mid-session (a read-only tool:
+// reconnected and called again). The node side makes the failures happen
+// and holds and releases the providers' streams through a control
 // endpoint of this test. Retry delays are tiny; nothing is timed.
 func TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures(t *testing.T) {
 	bin := npmServers(t)
@@ -163,9 +167,49 @@ func TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures(t *testing.T
 			return
 		}
 		for range times {
-			p.Fail(openaifittest.Failure{Status: status, RetryAfter: q.Get("retry_after"), Hang: q.Get("hang") == "1"})
+			p.Fail(openaifittest.Failure{Status: status, RetryAfter: q.Get("retry_after"), Hang: q.Get("hang") == "1", MidStream: q.Get("mid_stream") == "1"})
 		}
 		w.WriteHeader(http.StatusNoContent)
+	})
+	// A provider's next streamed answer stops after its first delta until
+	// /release, which answers 204 when the answer was held there (its
+	// provider's turn had not ended) and 409 when no streamed answer
+	// reached the hold.
+	type heldStream struct {
+		held    <-chan struct{}
+		release func()
+	}
+	var mu sync.Mutex
+	holds := map[string]heldStream{}
+	mux.HandleFunc("POST /hold", func(w http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("provider")
+		p := providers[name]
+		if p == nil {
+			http.Error(w, "want provider=a|b", http.StatusBadRequest)
+			return
+		}
+		held, release := p.Hold()
+		mu.Lock()
+		holds[name] = heldStream{held, release}
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /release", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		h, ok := holds[r.URL.Query().Get("provider")]
+		delete(holds, r.URL.Query().Get("provider"))
+		mu.Unlock()
+		if !ok {
+			http.Error(w, "no /hold of this provider", http.StatusBadRequest)
+			return
+		}
+		h.release()
+		select {
+		case <-h.held:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.Error(w, "no streamed answer of the provider was held: the agent did not stream from it", http.StatusConflict)
+		}
 	})
 	mux.HandleFunc("POST /kill", func(w http.ResponseWriter, _ *http.Request) {
 		pids := processesWith(fixtures)

@@ -4,7 +4,9 @@
 // (e2e/agent_test.go) makes the providers fail and kills the MCP server
 // through a control endpoint this file calls:
 //
-//   POST CONTROL/fail?provider=a&status=503&retry_after=60&hang=1&times=1
+//   POST CONTROL/fail?provider=a&status=503&retry_after=60&hang=1&mid_stream=1&times=1
+//   POST CONTROL/hold?provider=a     (its next streamed answer stops after its first delta)
+//   POST CONTROL/release?provider=a  (204: the answer was held there; 409: none was)
 //   POST CONTROL/kill   (kills the MCP server's process)
 //
 // Environment: CTXFIT_E2E_AGENT_URL, CTXFIT_E2E_CONTROL_URL, CTXFIT_E2E_FIXTURES.
@@ -29,6 +31,15 @@ const client = new OpenAI({ baseURL, apiKey: 'not-needed', maxRetries: 0 });
 const fail = async (params) => {
   const res = await fetch(`${control}/fail?${new URLSearchParams(params)}`, { method: 'POST' });
   assert.equal(res.status, 204, await res.text());
+};
+const hold = async (provider) => {
+  const res = await fetch(`${control}/hold?provider=${provider}`, { method: 'POST' });
+  assert.equal(res.status, 204, await res.text());
+};
+// release lets the held stream go on, and returns the control's answer.
+const release = async (provider) => {
+  const res = await fetch(`${control}/release?provider=${provider}`, { method: 'POST' });
+  return { status: res.status, text: await res.text() };
 };
 const kill = async () => {
   const res = await fetch(`${control}/kill`, { method: 'POST' });
@@ -86,6 +97,68 @@ test('create with stream: true yields chat.completion.chunk objects', async () =
   assert.equal(content, 'Done: I read it.');
   assert.equal(finish, 'stop');
   assert.equal(provider, 'a');
+});
+
+test('streamed from the provider: the first delta arrives while the provider\'s turn has not ended', async () => {
+  await hold('a');
+  let released = null;
+  try {
+    const stream = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }], stream: true });
+    let content = '';
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) content += c.delta?.content ?? '';
+      if (released === null && content !== '') {
+        assert.notEqual(content, 'Hello! Ask me to read something.', 'only the first delta while the provider holds its turn');
+        released = await release('a');
+        assert.equal(released.status, 204, released.text);
+      }
+    }
+    assert.equal(content, 'Hello! Ask me to read something.');
+  } finally {
+    if (released === null) await release('a');
+  }
+});
+
+test('tool calls between streamed turns: the call\'s deltas as the provider streams them, the tool run, the next turn', async () => {
+  await hold('a');
+  let released = null;
+  let early = null;
+  const stream = client.chat.completions.stream(read(6));
+  stream.on('chunk', (chunk, snapshot) => {
+    if (released === null && chunk.choices[0]?.delta?.tool_calls) {
+      const { function: fn } = snapshot.choices[0].message.tool_calls[0];
+      early = { name: fn.name, arguments: fn.arguments }; // the snapshot goes on growing
+      released = release('a');
+    }
+  });
+  const args = [];
+  stream.on('tool_calls.function.arguments.done', (e) => { args.push(e.parsed_arguments ?? JSON.parse(e.arguments)); });
+  let final;
+  try {
+    final = await stream.finalChatCompletion();
+  } finally {
+    if (released === null) await release('a');
+  }
+  const r = await released;
+  assert.equal(r.status, 204, r.text);
+  assert.equal(early.name, 'read_text_file');
+  assert.notEqual(early.arguments, JSON.stringify({ path: reports[6] }), 'the arguments came after the call\'s first delta');
+  assert.deepEqual(args, [{ path: reports[6] }], 'the pieces of the arguments add up');
+  assert.equal(final.choices[0].message.content, 'Done: I read it.');
+  assert.equal(final.tool_calls[0].status, 'success');
+});
+
+test('a provider failing mid-stream: the stream ends with an error the client throws, after the delta that came', async () => {
+  await fail({ provider: 'a', status: '500', mid_stream: '1' });
+  const stream = client.chat.completions.stream({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] });
+  let content = '';
+  stream.on('content', (delta) => { content += delta; });
+  await assert.rejects(stream.finalChatCompletion(), (err) => {
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.match(err.message, /the stream of the provider a broke/, 'neither retried nor handed to b');
+    return true;
+  });
+  assert.equal(content, 'Hello! ');
 });
 
 test('a provider\'s 500 and a time-out are retried at the same provider', async () => {

@@ -425,7 +425,7 @@ type runResult struct {
 // behind one placeholder too), sends it and the tools to the providers
 // (preferred first), runs the tool calls the model asks for through the
 // client-side guard, and repeats until the model answers. st, when not
-// nil, streams each turn of the model as it comes.
+// nil, streams each turn of the model as the provider streams it.
 func (a *agent) run(ctx context.Context, model, preferred string, msgs []conversation.Message, st *streamer) (runResult, error) {
 	var out runResult
 	ts, route, err := a.tools()
@@ -446,13 +446,13 @@ func (a *agent) run(ctx context.Context, model, preferred string, msgs []convers
 		if step == a.maxSteps {
 			out.answer = conversation.Message{Role: conversation.RoleAssistant,
 				Content: fmt.Sprintf("I stopped after %d rounds of tool calls without an answer; ask again to let me go on.", a.maxSteps)}
-			st.turn(out.answer)
+			st.turn().message(out.answer)
 			msgs = append(msgs, out.answer)
 			err := fit() // the session keeps the fitted conversation
 			out.kept = msgs
 			return out, err
 		}
-		resp, used, err := a.providers.chat(ctx, preferred, openaifit.ChatRequest{Model: model, Messages: msgs, Tools: functions})
+		resp, used, err := a.providers.chat(ctx, preferred, openaifit.ChatRequest{Model: model, Messages: msgs, Tools: functions}, st.turn())
 		if err != nil {
 			return out, err
 		}
@@ -464,7 +464,6 @@ func (a *agent) run(ctx context.Context, model, preferred string, msgs []convers
 		}
 		m := resp.Choices[0].Message
 		m.Role = conversation.RoleAssistant
-		st.turn(m)
 		msgs = append(msgs, m)
 		if len(m.ToolCalls) == 0 {
 			out.answer = m

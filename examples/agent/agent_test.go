@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -399,50 +400,241 @@ func TestAppendNew(t *testing.T) {
 	}
 }
 
-func TestStreamingSendsTurnsAsServerSentEvents(t *testing.T) {
+// events reads a chat stream's server-sent events one at a time.
+type events struct {
+	resp *http.Response
+	sc   *bufio.Scanner
+}
+
+// stream posts a streamed chat request with body (a JSON object), within
+// 30 s at most; the response is closed when the test ends.
+func (f *testAgent) stream(t *testing.T, body string) *events {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/chat/completions", strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return &events{resp: resp, sc: bufio.NewScanner(resp.Body)}
+}
+
+// next returns the data of the next event; false at the end of the
+// stream.
+func (e *events) next(t *testing.T) (string, bool) {
+	t.Helper()
+	for e.sc.Scan() {
+		data, ok := strings.CutPrefix(e.sc.Text(), "data: ")
+		if ok {
+			return data, true
+		}
+		require.True(t, e.sc.Text() == "" || strings.HasPrefix(e.sc.Text(), ":"), "%q", e.sc.Text())
+	}
+	require.NoError(t, e.sc.Err())
+	return "", false
+}
+
+// streamed is what a client adds up of a chat stream.
+type streamed struct {
+	content   strings.Builder
+	toolCalls map[int]*conversation.ToolCall // by index
+	deltas    int                            // tool-call deltas
+	finish    string
+	last      map[string]any // the chunk with the finish reason
+	usage     bool
+	done      bool                   // data: [DONE]
+	err       *openaifit.ErrorDetail // an error event
+}
+
+// add adds one event up; it reports whether it was a content delta.
+func (s *streamed) add(t *testing.T, data string) bool {
+	t.Helper()
+	if data == "[DONE]" {
+		s.done = true
+		return false
+	}
+	var c struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Delta struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					Index    int    `json:"index"`
+					ID       string `json:"id"`
+					Function struct {
+						Name      string `json:"name"`
+						Arguments string `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *openaifit.Usage       `json:"usage"`
+		Error *openaifit.ErrorDetail `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(data), &c), "%s", data)
+	if c.Error != nil {
+		s.err = c.Error
+		return false
+	}
+	assert.Equal(t, "chat.completion.chunk", c.Object)
+	s.usage = s.usage || c.Usage != nil
+	isContent := false
+	for _, ch := range c.Choices {
+		if ch.Delta.Content != nil && *ch.Delta.Content != "" {
+			s.content.WriteString(*ch.Delta.Content)
+			isContent = true
+		}
+		for _, d := range ch.Delta.ToolCalls {
+			s.deltas++
+			if s.toolCalls == nil {
+				s.toolCalls = map[int]*conversation.ToolCall{}
+			}
+			tc := s.toolCalls[d.Index]
+			if tc == nil {
+				tc = &conversation.ToolCall{}
+				s.toolCalls[d.Index] = tc
+			}
+			tc.ID += d.ID
+			tc.Function.Name += d.Function.Name
+			tc.Function.Arguments += d.Function.Arguments
+		}
+		if ch.FinishReason != nil {
+			s.finish = *ch.FinishReason
+			require.NoError(t, json.Unmarshal([]byte(data), &s.last))
+		}
+	}
+	return isContent
+}
+
+// readAll adds up the events to the end of the stream.
+func (s *streamed) readAll(t *testing.T, e *events) {
+	t.Helper()
+	for {
+		data, ok := e.next(t)
+		if !ok {
+			return
+		}
+		s.add(t, data)
+	}
+}
+
+func TestStreamingRelaysTheProvidersContentAsItComes(t *testing.T) {
 	f := startAgent(t)
-	resp, b := f.post(t, `{"model":"scripted","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"call read {\"path\":\"x\"}"}]}`)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
-	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	var chunks []map[string]any
-	var done bool
-	for _, ev := range strings.Split(strings.TrimSpace(string(b)), "\n\n") {
-		data, ok := strings.CutPrefix(ev, "data: ")
-		require.True(t, ok, "%q", ev)
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
-		var c map[string]any
-		require.NoError(t, json.Unmarshal([]byte(data), &c))
-		assert.Equal(t, "chat.completion.chunk", c["object"])
-		chunks = append(chunks, c)
-	}
-	assert.True(t, done)
-	var content strings.Builder
-	var toolCalls int
-	var finish string
-	for _, c := range chunks {
-		for _, ch := range c["choices"].([]any) {
-			ch := ch.(map[string]any)
-			d := ch["delta"].(map[string]any)
-			if s, ok := d["content"].(string); ok {
-				content.WriteString(s)
-			}
-			if tcs, ok := d["tool_calls"].([]any); ok {
-				toolCalls += len(tcs)
-			}
-			if r, ok := ch["finish_reason"].(string); ok {
-				finish = r
-				assert.Equal(t, "a", c["provider_used"])
-				assert.Len(t, c["tool_calls"], 1)
-			}
+	held, release := f.providers["a"].Hold()
+	defer release()
+	e := f.stream(t, `{"model":"scripted","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+	require.Equal(t, http.StatusOK, e.resp.StatusCode)
+	assert.Equal(t, "text/event-stream", e.resp.Header.Get("Content-Type"))
+	var s streamed
+	for {
+		data, ok := e.next(t)
+		require.True(t, ok, "the stream ended before its first content delta")
+		if s.add(t, data) {
+			break
 		}
 	}
-	assert.Equal(t, "Done: I read it.", content.String())
-	assert.Equal(t, 1, toolCalls, "the tool call's delta")
-	assert.Equal(t, "stop", finish)
-	assert.Contains(t, chunks[len(chunks)-1], "usage")
+	select {
+	case <-held:
+	default:
+		t.Fatal("the first content delta came, but the provider never held a streamed answer: the agent did not stream from the provider")
+	}
+	first := s.content.String()
+	assert.NotEqual(t, "Hello! Ask me to read something.", first, "only the first delta came while the provider held its turn")
+	assert.True(t, strings.HasPrefix("Hello! Ask me to read something.", first), "%q", first)
+
+	release() // the provider's turn goes on, and ends
+	s.readAll(t, e)
+	assert.Equal(t, "Hello! Ask me to read something.", s.content.String())
+	assert.Equal(t, "stop", s.finish)
+	assert.True(t, s.done)
+	reqs := f.providers["a"].Requests()
+	require.Len(t, reqs, 1)
+	assert.True(t, reqs[0].Stream, "the agent asked the provider to stream")
+}
+
+func TestStreamingRunsToolCallsBetweenStreamedTurns(t *testing.T) {
+	f := startAgent(t)
+	e := f.stream(t, `{"model":"scripted","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"call read {\"path\":\"x\"}"}]}`)
+	require.Equal(t, http.StatusOK, e.resp.StatusCode)
+	assert.Equal(t, "text/event-stream", e.resp.Header.Get("Content-Type"))
+	var s streamed
+	s.readAll(t, e)
+	assert.True(t, s.done)
+	assert.Equal(t, "Done: I read it.", s.content.String())
+	require.Len(t, s.toolCalls, 1)
+	tc := s.toolCalls[0]
+	assert.Equal(t, "call_1", tc.ID)
+	assert.Equal(t, "read", tc.Function.Name)
+	assert.JSONEq(t, `{"path":"x"}`, tc.Function.Arguments, "the pieces of the arguments add up")
+	assert.Greater(t, s.deltas, 1, "the tool call came as the provider streamed it: its id and name, then its arguments in pieces")
+	assert.Equal(t, "stop", s.finish)
+	assert.Equal(t, "a", s.last["provider_used"])
+	require.Len(t, s.last["tool_calls"], 1)
+	rec := s.last["tool_calls"].([]any)[0].(map[string]any)
+	assert.Equal(t, statusSuccess, rec["status"], "the tool ran with the arguments put together: %v", rec)
+	assert.JSONEq(t, `{"path":"x"}`, string(must(json.Marshal(rec["arguments"]))))
+	assert.True(t, s.usage, "stream_options.include_usage: a usage chunk")
+
+	reqs := f.providers["a"].Requests()
+	require.Len(t, reqs, 2, "a turn, the tool call, the next turn")
+	for i, r := range reqs {
+		assert.True(t, r.Stream, "request %d was streamed", i)
+	}
+	last := reqs[1].Messages
+	assert.Equal(t, `{"path":"x"}`, last[len(last)-2].ToolCalls[0].Function.Arguments, "the call as the model made it goes back to the model")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestStreamingAndProviderFailures(t *testing.T) {
+	t.Run("a provider that fails mid-stream ends the stream with an error event, neither retried nor replaced", func(t *testing.T) {
+		f := startAgent(t)
+		f.providers["a"].Fail(openaifittest.Failure{Status: 500, MidStream: true})
+		e := f.stream(t, `{"model":"scripted","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		require.Equal(t, http.StatusOK, e.resp.StatusCode)
+		var s streamed
+		s.readAll(t, e)
+		assert.Equal(t, "Hello! ", s.content.String(), "the delta that came before the failure")
+		require.NotNil(t, s.err, "an error event as OpenAI sends one")
+		assert.Equal(t, "provider_unavailable", s.err.Code)
+		assert.Contains(t, s.err.Message, "mid-stream")
+		assert.False(t, s.done, "no [DONE] after an error")
+		assert.Len(t, f.providers["a"].Requests(), 1, "not retried after a delta reached the client")
+		assert.Empty(t, f.providers["b"].Requests(), "no other provider")
+
+		// The session goes on.
+		resp, cr := f.ask(t, "hello")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, "a", cr.ProviderUsed)
+	})
+	t.Run("a provider that fails before its first delta is retried, then replaced", func(t *testing.T) {
+		f := startAgent(t)
+		f.providers["a"].Fail(openaifittest.Failure{Status: 503}, openaifittest.Failure{Status: 500}, openaifittest.Failure{Status: 502})
+		e := f.stream(t, `{"model":"scripted","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		require.Equal(t, http.StatusOK, e.resp.StatusCode)
+		var s streamed
+		s.readAll(t, e)
+		assert.Nil(t, s.err)
+		assert.True(t, s.done)
+		assert.Equal(t, "Hello! Ask me to read something.", s.content.String())
+		assert.Equal(t, "b", s.last["provider_used"])
+		assert.Len(t, f.providers["a"].Requests(), 3)
+	})
+	t.Run("providers that limit us before the first byte: 429 with Retry-After, not a stream", func(t *testing.T) {
+		f := startAgent(t, "-request-timeout", "1m") // waits past it are not made
+		f.providers["a"].Fail(openaifittest.Failure{Status: 429, RetryAfter: "3600"})
+		f.providers["b"].Fail(openaifittest.Failure{Status: 429, RetryAfter: "120"})
+		resp, b := f.post(t, `{"model":"scripted","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "%s", b)
+		assert.Equal(t, "120", resp.Header.Get("Retry-After"))
+	})
 }
 
 func TestEveryDroppedTurnLeavesAPlaceholderTheModelCanRecall(t *testing.T) {
@@ -497,5 +689,83 @@ func TestEveryDroppedTurnLeavesAPlaceholderTheModelCanRecall(t *testing.T) {
 			inWindow = inWindow || m.Content == fmt.Sprintf("message %d", i)
 		}
 		assert.True(t, seen[i] || inWindow, "message %d is in the window or behind a placeholder", i)
+	}
+}
+
+func TestRetryDelaysDoubleWithJitterAndHonourRetryAfter(t *testing.T) {
+	r := retryPolicy{retries: 5, base: 100 * time.Millisecond, max: time.Second}
+	for _, tc := range []struct {
+		name     string
+		n        int
+		after    time.Duration
+		min, max time.Duration
+	}{
+		{"the first retry waits between half the base and the base", 0, 0, 50 * time.Millisecond, 100 * time.Millisecond},
+		{"the third waits between half of four bases and four bases", 2, 0, 200 * time.Millisecond, 400 * time.Millisecond},
+		{"a late retry waits at most the maximum (with jitter)", 10, 0, 500 * time.Millisecond, time.Second},
+		{"a Retry-After longer than the backoff is the wait", 0, 3 * time.Second, 3 * time.Second, 3 * time.Second},
+		{"a Retry-After shorter than the backoff leaves it", 2, time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := map[time.Duration]bool{}
+			for range 200 {
+				d := r.delay(tc.n, tc.after)
+				assert.GreaterOrEqual(t, d, tc.min)
+				assert.LessOrEqual(t, d, tc.max)
+				seen[d] = true
+			}
+			if tc.min != tc.max {
+				assert.Greater(t, len(seen), 1, "jitter: the waits differ")
+			}
+		})
+	}
+}
+
+func TestTurnsTheBudgetDropsLeaveAPlaceholderTheModelCanRecall(t *testing.T) {
+	f := startAgent(t, "-context-tokens", "4000", "-reply-tokens", "100")
+	long := func(i int) string { return fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 400)) }
+	var session string
+	const n = 7 // 14 messages: within the session's 20, over the budget
+	for i := range n {
+		headers := []string{}
+		if session != "" {
+			headers = []string{headerSession, session}
+		}
+		resp, _ := f.ask(t, long(i), headers...)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		session = resp.Header.Get(headerSession)
+	}
+	reqs := f.providers["a"].Requests()
+	last := reqs[len(reqs)-1].Messages
+	require.Less(t, len(last), 2*n, "turns were dropped")
+	require.Equal(t, conversation.RoleSystem, last[0].Role)
+	require.True(t, strings.HasPrefix(last[0].Content, droppedPrefix), "%s", last[0].Content)
+
+	// Every call the placeholder and what it leads to name, followed: each
+	// dropped message comes back.
+	ctx := store.WithSubject(context.Background(), "anonymous "+session)
+	call := regexp.MustCompile(`call ctxfit_next with (\{[^}]*\})\.`)
+	queue, visited, read := []string{last[0].Content}, map[string]bool{}, ""
+	for len(queue) > 0 && len(visited) < 50 {
+		text := queue[0]
+		queue = queue[1:]
+		for _, m := range call.FindAllStringSubmatch(text, -1) {
+			if visited[m[1]] {
+				continue
+			}
+			visited[m[1]] = true
+			res, err := f.agent.cg.CallTool(ctx, "ctxfit_next", json.RawMessage(m[1]))
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%s", textOf(res))
+			read += textOf(res)
+			queue = append(queue, textOf(res))
+		}
+	}
+	for i := range n {
+		inWindow := false
+		for _, m := range last {
+			inWindow = inWindow || m.Content == long(i)
+		}
+		assert.True(t, inWindow || strings.Contains(read, "user: "+long(i)), "message %d is in the window or behind a placeholder", i)
 	}
 }

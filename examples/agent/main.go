@@ -19,10 +19,13 @@
 //     model asks for, their arguments checked against the tool's input
 //     schema, run on the MCP servers through the client guard; until the
 //     model answers. With "stream": true the turns come as server-sent
-//     events. The answer has provider_used, duration_ms and a record of
-//     each tool call (tool_calls). Each client (its IP, or the header
-//     -rate-key) has a token bucket of 10 requests refilled at -rate a
-//     second: over it, 429 with Retry-After; a provider's 429 that is not
+//     events, streamed from the provider: content and tool-call deltas
+//     reach the client as the provider sends them; retries and fallback
+//     hold until a turn's first delta, and a failure after it ends the
+//     stream with an error event. The answer has provider_used,
+//     duration_ms and a record of each tool call (tool_calls). Each client
+//     (its IP, or the header -rate-key) has a token bucket of 10 requests
+//     refilled at -rate a second: over it, 429 with Retry-After; a provider's 429 that is not
 //     retried is passed on as 429 with its Retry-After. The request's own
 //     messages are fitted to the window before the agent reads them
 //     (openaifit).

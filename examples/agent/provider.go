@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/openaifit"
 )
 
@@ -96,11 +98,16 @@ func providerFailed(err error) bool {
 }
 
 // retryable reports whether an attempt that failed with err may be made
-// again: a 5xx, a 429, a time-out of the attempt or a connection error.
+// again: a 5xx, a 429, a time-out of the attempt, a connection error or a
+// broken stream (made again only when none of it reached the client).
 func retryable(err error) bool {
 	var pe *providerError
 	if errors.As(err, &pe) {
 		return pe.status >= 500 || pe.status == http.StatusTooManyRequests
+	}
+	var se *streamError
+	if errors.As(err, &se) {
+		return true
 	}
 	if errors.Is(err, context.Canceled) {
 		return false
@@ -142,17 +149,29 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 
 // chat sends one chat-completions request, retried by the provider's
 // policy within ctx's deadline, through its circuit breaker: a request
-// and its retries count as one outcome.
-func (p *provider) chat(ctx context.Context, req openaifit.ChatRequest) (*openaifit.ChatResponse, error) {
-	req.Stream = false
-	body, err := json.Marshal(req)
+// and its retries count as one outcome. With ts, the provider is asked to
+// stream ("stream": true) and its deltas are relayed through ts as they
+// come; an attempt that failed after a delta reached the client is not
+// made again.
+func (p *provider) chat(ctx context.Context, req openaifit.ChatRequest, ts *turnStream) (*openaifit.ChatResponse, error) {
+	req.Stream = ts != nil
+	var body []byte
+	var err error
+	if ts != nil {
+		body, err = json.Marshal(struct {
+			openaifit.ChatRequest
+			StreamOptions map[string]bool `json:"stream_options"`
+		}{req, map[string]bool{"include_usage": true}})
+	} else {
+		body, err = json.Marshal(req)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return p.breaker.Execute(func() (*openaifit.ChatResponse, error) {
 		for n := 0; ; n++ {
-			resp, err := p.attempt(ctx, body)
-			if err == nil || n >= p.retry.retries || !retryable(err) {
+			resp, err := p.attempt(ctx, body, ts)
+			if err == nil || n >= p.retry.retries || !retryable(err) || (ts != nil && ts.sent) {
 				return resp, err
 			}
 			var after time.Duration
@@ -175,10 +194,21 @@ func (p *provider) chat(ctx context.Context, req openaifit.ChatRequest) (*openai
 	})
 }
 
-// attempt makes one request.
-func (p *provider) attempt(ctx context.Context, body []byte) (*openaifit.ChatResponse, error) {
-	actx, cancel := context.WithTimeoutCause(ctx, p.timeout, errAttemptTimeout)
-	defer cancel()
+// attempt makes one request. The provider's time-out bounds the wait for
+// its answer and, when it streams, each wait for the next line of the
+// stream.
+func (p *provider) attempt(ctx context.Context, body []byte, ts *turnStream) (*openaifit.ChatResponse, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(p.timeout, func() { cancel(errAttemptTimeout) })
+	defer timer.Stop()
+	alive := func() { timer.Reset(p.timeout) }
+	timedOut := func(err error) error {
+		if ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
+			return fmt.Errorf("%w (%s, provider %s)", errAttemptTimeout, p.timeout, p.name)
+		}
+		return err
+	}
 	hr, err := http.NewRequestWithContext(actx, http.MethodPost, p.base+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -188,18 +218,21 @@ func (p *provider) attempt(ctx context.Context, body []byte) (*openaifit.ChatRes
 		hr.Header.Set("Authorization", "Bearer "+p.key)
 	}
 	resp, err := p.client.Do(hr)
-	if err == nil {
-		defer resp.Body.Close()
-	}
-	var data []byte
-	if err == nil {
-		data, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	}
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
-			return nil, fmt.Errorf("%w (%s, provider %s)", errAttemptTimeout, p.timeout, p.name)
+		return nil, timedOut(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK && ts != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		alive()
+		out, err := p.readStream(resp.Body, ts, alive)
+		if err != nil {
+			return nil, timedOut(err)
 		}
-		return nil, err
+		return out, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, timedOut(err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb openaifit.ErrorBody
@@ -216,7 +249,118 @@ func (p *provider) attempt(ctx context.Context, body []byte) (*openaifit.ChatRes
 	if len(out.Choices) == 0 {
 		return nil, fmt.Errorf("the answer of the provider %s has no choices", p.name)
 	}
+	ts.message(out.Choices[0].Message) // a provider that did not stream: its turn whole
 	return &out, nil
+}
+
+// streamChunk is what the agent reads of an event of a provider's stream:
+// a chat.completion.chunk, or an error.
+type streamChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openaifit.Usage       `json:"usage"`
+	Error *openaifit.ErrorDetail `json:"error"`
+}
+
+// streamError is a provider's stream that broke: an error event, or an
+// end before the turn's.
+type streamError struct {
+	provider string
+	message  string
+}
+
+func (e *streamError) Error() string {
+	return fmt.Sprintf("the stream of the provider %s broke: %s", e.provider, e.message)
+}
+
+// maxStreamLine is the longest line of a provider's stream the agent reads.
+const maxStreamLine = 16 << 20
+
+// readStream reads a provider's stream of server-sent events, relays each
+// content and tool-call delta of its first choice through ts as it comes,
+// and returns the turn assembled: the content, each tool call whole (its
+// arguments the pieces put together, in the order of their indices), the
+// finish reason and the usage. alive is called at each line.
+func (p *provider) readStream(r io.Reader, ts *turnStream, alive func()) (*openaifit.ChatResponse, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxStreamLine)
+	var content strings.Builder
+	var calls []conversation.ToolCall
+	at := map[int]int{} // the provider's index -> calls
+	var finish string
+	var usage *openaifit.Usage
+	done := false
+	for !done && sc.Scan() {
+		alive()
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
+		if !ok {
+			continue // a comment (a keep-alive), an event name, an id
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			done = true
+			continue
+		}
+		var c streamChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return nil, &streamError{provider: p.name, message: "an event is not a chat.completion.chunk: " + err.Error()}
+		}
+		if c.Error != nil {
+			return nil, &streamError{provider: p.name, message: c.Error.Message}
+		}
+		if c.Usage != nil {
+			usage = c.Usage
+		}
+		for _, ch := range c.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			content.WriteString(ch.Delta.Content)
+			ts.text(ch.Delta.Content)
+			for _, d := range ch.Delta.ToolCalls {
+				i, ok := at[d.Index]
+				if !ok {
+					i = len(calls)
+					at[d.Index] = i
+					calls = append(calls, conversation.ToolCall{Type: "function"})
+				}
+				tc := &calls[i]
+				tc.ID = cmpOr(tc.ID, d.ID)
+				tc.Function.Name += d.Function.Name
+				tc.Function.Arguments += d.Function.Arguments
+				ts.toolCall(d.Index, d.ID, d.Function.Name, d.Function.Arguments)
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				finish = *ch.FinishReason
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if !done && finish == "" {
+		return nil, &streamError{provider: p.name, message: "it ended before the turn did (no finish_reason, no [DONE])"}
+	}
+	for _, tc := range calls {
+		if tc.ID == "" || tc.Function.Name == "" {
+			return nil, &streamError{provider: p.name, message: "a tool call came without its id or name"}
+		}
+	}
+	m := conversation.Message{Role: conversation.RoleAssistant, Content: content.String(), ToolCalls: calls}
+	return &openaifit.ChatResponse{Object: "chat.completion", Choices: []openaifit.Choice{{Message: m, FinishReason: finish}}, Usage: usage}, nil
 }
 
 // providers are the providers the agent knows, by name, in the order they
@@ -286,17 +430,21 @@ func fallsBack(err error) bool {
 }
 
 // chat sends req to the providers in the order preferred gives, going on
-// to the next when one fails (after its retries), and returns the answer
-// and the name of the provider that gave it. When every one fails, the
+// to the next when one fails (after its retries) before a delta of its
+// turn reached the client (ts), and returns the answer and the name of the
+// provider that gave it. When every one fails, the
 // error is the first provider's when it was a 429 (its Retry-After the
 // smallest the providers gave), the last one's otherwise.
-func (ps *providers) chat(ctx context.Context, preferred string, req openaifit.ChatRequest) (*openaifit.ChatResponse, string, error) {
+func (ps *providers) chat(ctx context.Context, preferred string, req openaifit.ChatRequest, ts *turnStream) (*openaifit.ChatResponse, string, error) {
 	var errs []error
 	var limited *providerError
 	for _, p := range ps.order(preferred) {
-		resp, err := p.chat(ctx, req)
+		resp, err := p.chat(ctx, req, ts)
 		if err == nil {
 			return resp, p.name, nil
+		}
+		if ts != nil && ts.sent {
+			return nil, p.name, err // a part of the turn reached the client: no other provider can go on with it
 		}
 		errs = append(errs, err)
 		var pe *providerError

@@ -1,10 +1,12 @@
 package openaifittest_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/ctxfit/ctxfit/conversation"
 	"github.com/ctxfit/ctxfit/openaifit"
@@ -68,4 +70,54 @@ func ExampleProvider() {
 	// 2 requests; the last had 3 messages
 	// the provider answered 429
 	// Hello! Ask me to read something.
+}
+
+// A streamed answer held after its first delta: a test of an agent that
+// streams from its provider sees the first delta reach the agent's client
+// while the provider's turn has not ended, then lets the turn go on.
+func ExampleProvider_Hold() {
+	p := openaifittest.New(func(string) (string, string) { return "", "" })
+	defer p.Close()
+	held, release := p.Hold()
+	defer release()
+
+	// The agent's client, reduced to reading the provider's stream here.
+	resp, err := http.Post(p.URL+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"scripted","stream":true,"messages":[{"role":"user","content":"hello"}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var content []string
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue // a blank line, a keep-alive comment, the end
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct{ Content string }
+			}
+		}
+		_ = json.Unmarshal([]byte(data), &c)
+		if len(c.Choices) == 0 || c.Choices[0].Delta.Content == "" {
+			continue
+		}
+		content = append(content, c.Choices[0].Delta.Content)
+		if len(content) == 1 {
+			select {
+			case <-held:
+				fmt.Printf("%q came while the provider held its turn\n", content[0])
+			default:
+				fmt.Println("the answer was not held")
+			}
+			release()
+		}
+	}
+	fmt.Printf("%q\n", content)
+	// Output:
+	// "Hello! " came while the provider held its turn
+	// ["Hello! " "Ask " "me " "to " "read " "something."]
 }

@@ -13,8 +13,17 @@
 // answer; a JSON object or array in pages), one tool call per request,
 // and checks that what it rebuilds is the result it first read, byte for
 // byte ([Provider.Recalls]). [Provider.Fail] makes the next requests fail: a
-// status (a 5xx, a 429 with Retry-After) or no answer until the client
-// gives up (a time-out).
+// status (a 5xx, a 429 with Retry-After), no answer until the client
+// gives up (a time-out), or a stream broken after its first delta.
+//
+// A request with "stream": true is answered as OpenAI streams: server-sent
+// events of chat.completion.chunk objects (the role, the content in a few
+// deltas, each tool call's id and name and then its arguments in pieces,
+// the finish reason, the usage when stream_options.include_usage asks for
+// it), then data: [DONE]. [Provider.Hold] stops the next streamed answer
+// after its first delta until the test lets it go on, so that a test can
+// see what reached the agent's client while the provider's turn had not
+// ended.
 //
 // A Provider serves one conversation at a time (requests are answered in
 // order; its state is the conversation's). Its methods are safe for
@@ -23,6 +32,7 @@ package openaifittest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +42,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/conversation"
@@ -55,6 +67,8 @@ type Request struct {
 	// Status is the status the provider answered: 200, the status of a
 	// [Failure], or 0 when it did not answer (a Failure that hangs).
 	Status int
+	// Stream reports whether the request asked for a streamed answer.
+	Stream bool
 }
 
 // Failure is how the provider fails one request, instead of answering it.
@@ -70,6 +84,13 @@ type Failure struct {
 	// (its time-out) or the provider closes: a provider that does not
 	// answer in time.
 	Hang bool
+	// MidStream, for a streamed request, answers 200 and streams the
+	// first delta of the answer, then ends the stream with an error event
+	// as OpenAI sends one (data: {"error":{...}}, the message naming
+	// Status) and no data: [DONE]: a provider that fails mid-stream. The
+	// answer is lost, as a broken stream loses it. A request not streamed
+	// fails with Status (500 when it is 0).
+	MidStream bool
 }
 
 // Recall is the outcome of recalling one cleared tool result.
@@ -99,7 +120,15 @@ type Provider struct {
 	pending   *string // the user message to answer once the recalls are done
 	next      int
 	failures  []Failure
+	holds     []*hold
 	closed    chan struct{}
+}
+
+// hold stops a streamed answer after its first delta.
+type hold struct {
+	held    chan struct{} // closed as the stream stops, before its first delta is sent
+	release chan struct{} // closed to let it go on
+	once    sync.Once
 }
 
 // recall is a recall in progress: a goroutine that follows a placeholder
@@ -134,6 +163,22 @@ func (p *Provider) Fail(f ...Failure) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failures = append(p.failures, f...)
+}
+
+// Hold makes the next streamed answer (a failure aside) stop after its
+// first delta (its first piece of content, or its first tool call's id and
+// name) until release is called, the client leaves or the provider closes;
+// while it waits it sends SSE comments (": keep-alive"), as providers do,
+// so that a client's idle time-out does not end it. held is closed when
+// that answer stops there, before its first delta is sent: a client that
+// has read the first delta and finds held closed knows the provider's turn
+// had not ended. release may be called more than once.
+func (p *Provider) Hold() (held <-chan struct{}, release func()) {
+	h := &hold{held: make(chan struct{}), release: make(chan struct{})}
+	p.mu.Lock()
+	p.holds = append(p.holds, h)
+	p.mu.Unlock()
+	return h.held, func() { h.once.Do(func() { close(h.release) }) }
 }
 
 // Close stops the provider.
@@ -173,9 +218,13 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
-		Model    string          `json:"model"`
-		Messages json.RawMessage `json:"messages"`
-		Tools    json.RawMessage `json:"tools"`
+		Model         string          `json:"model"`
+		Messages      json.RawMessage `json:"messages"`
+		Tools         json.RawMessage `json:"tools"`
+		Stream        bool            `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		openaifit.WriteError(w, http.StatusBadRequest, openaifit.ErrorDetail{Type: openaifit.TypeInvalidRequest, Message: err.Error()})
@@ -187,7 +236,7 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.mu.Lock()
-	rec := Request{Messages: msgs, Tokens: conversation.Tokens(p.exact, msgs), Status: http.StatusOK}
+	rec := Request{Messages: msgs, Tokens: conversation.Tokens(p.exact, msgs), Status: http.StatusOK, Stream: req.Stream}
 	if len(req.Tools) > 0 {
 		rec.ToolTokens = p.exact.Count(string(req.Tools))
 	}
@@ -196,9 +245,18 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 			rec.Placeholders++
 		}
 	}
-	if len(p.failures) > 0 {
+	var cut *Failure
+	if len(p.failures) > 0 && p.failures[0].MidStream && req.Stream {
 		f := p.failures[0]
 		p.failures = p.failures[1:]
+		cut = &f
+		rec.Status = cmp.Or(cut.Status, http.StatusInternalServerError)
+	} else if len(p.failures) > 0 {
+		f := p.failures[0]
+		p.failures = p.failures[1:]
+		if f.MidStream {
+			f.Status = cmp.Or(f.Status, http.StatusInternalServerError)
+		}
 		rec.Status = f.Status
 		if f.Hang {
 			rec.Status = 0
@@ -219,7 +277,6 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("openaifittest: a scripted failure (%d)", f.Status)})
 		return
 	}
-	defer p.mu.Unlock()
 	p.requests = append(p.requests, rec)
 	answer := p.answer(msgs)
 	answer.Role = conversation.RoleAssistant
@@ -230,8 +287,153 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	resp := openaifit.ChatResponse{ID: fmt.Sprintf("chatcmpl-%d", len(p.requests)), Object: "chat.completion", Model: req.Model,
 		Choices: []openaifit.Choice{{Message: answer, FinishReason: finish}},
 		Usage:   &openaifit.Usage{PromptTokens: rec.Tokens, CompletionTokens: 5, TotalTokens: rec.Tokens + 5}}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(resp)
+	if !req.Stream {
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	var h *hold
+	if cut == nil && len(p.holds) > 0 {
+		h = p.holds[0]
+		p.holds = p.holds[1:]
+	}
+	p.mu.Unlock()
+	p.stream(w, r, resp, req.StreamOptions.IncludeUsage, h, cut)
+}
+
+// chunk is a chat.completion.chunk.
+type chunk struct {
+	ID      string           `json:"id"`
+	Object  string           `json:"object"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
+	Choices []chunkChoice    `json:"choices"`
+	Usage   *openaifit.Usage `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int            `json:"index"`
+	Delta        map[string]any `json:"delta"`
+	FinishReason *string        `json:"finish_reason"`
+}
+
+// stream writes resp as server-sent events: the role, the content in
+// pieces, each tool call's id and name, then its arguments in pieces, the
+// finish reason, the usage when asked, and [DONE]. After the first delta
+// it waits for h's release (h not nil), or ends with cut's error event (cut
+// not nil).
+func (p *Provider) stream(w http.ResponseWriter, r *http.Request, resp openaifit.ChatResponse, usage bool, h *hold, cut *Failure) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	event := func(data []byte) bool {
+		_, err := fmt.Fprintf(w, "data: %s\n\n", data)
+		return err == nil && rc.Flush() == nil
+	}
+	send := func(c chunk) bool {
+		c.ID, c.Object, c.Model = resp.ID, "chat.completion.chunk", resp.Model
+		if c.Choices == nil {
+			c.Choices = []chunkChoice{}
+		}
+		b, _ := json.Marshal(c)
+		return event(b)
+	}
+	delta := func(d map[string]any) chunk { return chunk{Choices: []chunkChoice{{Delta: d}}} }
+	m := resp.Choices[0].Message
+	deltas := []map[string]any{}
+	for _, piece := range pieces(m.Content, " ") {
+		deltas = append(deltas, map[string]any{"content": piece})
+	}
+	for i, tc := range m.ToolCalls {
+		deltas = append(deltas, map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Function.Name, "arguments": ""}}}})
+		for _, piece := range split(tc.Function.Arguments, 3) {
+			deltas = append(deltas, map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": piece}}}})
+		}
+	}
+	if !send(delta(map[string]any{"role": "assistant", "content": ""})) {
+		return
+	}
+	for i, d := range deltas {
+		if i == 0 && h != nil {
+			close(h.held)
+		}
+		if !send(delta(d)) {
+			return
+		}
+		if i > 0 {
+			continue
+		}
+		if cut != nil {
+			b, _ := json.Marshal(openaifit.ErrorBody{Error: openaifit.ErrorDetail{Type: openaifit.TypeServer,
+				Message: fmt.Sprintf("openaifittest: a scripted failure mid-stream (%d)", cmp.Or(cut.Status, http.StatusInternalServerError))}})
+			event(b)
+			return
+		}
+		if h != nil && !p.wait(w, r, rc, h) {
+			return
+		}
+	}
+	finish := resp.Choices[0].FinishReason
+	if !send(chunk{Choices: []chunkChoice{{Delta: map[string]any{}, FinishReason: &finish}}}) {
+		return
+	}
+	if usage && !send(chunk{Usage: resp.Usage}) {
+		return
+	}
+	event([]byte("[DONE]"))
+}
+
+// wait waits for h's release, sending a keep-alive comment now and then;
+// it reports false when the client left or the provider closed.
+func (p *Provider) wait(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, h *hold) bool {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.release:
+			return true
+		case <-r.Context().Done():
+			return false
+		case <-p.closed:
+			return false
+		case <-tick.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return false
+			}
+		}
+	}
+}
+
+// pieces cuts s after each sep: "a b c" is "a ", "b ", "c".
+func pieces(s, sep string) []string {
+	var out []string
+	for s != "" {
+		i := strings.Index(s, sep)
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i+len(sep)])
+		s = s[i+len(sep):]
+	}
+	return out
+}
+
+// split cuts s in n pieces or fewer, at rune boundaries, none empty.
+func split(s string, n int) []string {
+	var out []string
+	size := max(len(s)/n, 1)
+	for s != "" {
+		i := min(size, len(s))
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
 }
 
 func isPlaceholder(s string) bool { return strings.HasPrefix(s, "[ctxfit] ") }
