@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ctxfit/ctxfit/internal/redact"
 )
@@ -376,7 +375,7 @@ func encodeBody(mt string, v any) ([]byte, string, error) {
 // is still delivered, as text with the structured content {"text": body}
 // that the advertised schema admits, and the mismatch is logged: the
 // gateway never sends structured content its tool's schema refuses.
-func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gateway, out *jsonschema.Schema) *mcp.CallToolResult {
+func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gateway, out *schema) *mcp.CallToolResult {
 	var large *tooLargeError
 	switch {
 	case errors.As(err, &large):
@@ -427,22 +426,28 @@ func (op *Operation) answer(resp *http.Response, body []byte, err error, gw *Gat
 
 // keeps reports whether body, a JSON object, matches the output schema
 // out (true when out is nil), logging a mismatch.
-func (op *Operation) keeps(out *jsonschema.Schema, body []byte, gw *Gateway) bool {
+func (op *Operation) keeps(out *schema, body []byte, gw *Gateway) bool {
 	if out == nil {
 		return true
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err == nil {
-		err = out.Validate(inst)
-	}
-	if err == nil {
-		return true
-	}
-	where, what := "", err.Error()
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		leaf, _ := deepest(ve)
-		where, what = "/"+strings.Join(leaf.InstanceLocation, "/"), leaf.ErrorKind.LocalizedString(printer)
+	var where, what string
+	inst, err := decodeInstance(body)
+	if err != nil {
+		what = err.Error()
+	} else {
+		v, generic := out.validate(inst)
+		if v == nil && generic == "" {
+			return true
+		}
+		what = generic
+		if v != nil {
+			leaf, _ := deepest(v)
+			loc := leaf.loc
+			if leaf.argument != "" {
+				loc = append(slices.Clip(loc), leaf.argument)
+			}
+			where, what = "/"+strings.Join(loc, "/"), leaf.what
+		}
 	}
 	gw.mismatches.Add(1)
 	gw.logger.Warn("gateway: the answer does not match the document's output schema; it is delivered as text",

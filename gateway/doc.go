@@ -24,7 +24,8 @@
 // long again. Decoding costs no more than the JSON itself; the tools'
 // schemas are built from the decoded values, and compiled for validation
 // at a tool's first call. A Swagger 2.0 document is converted to OpenAPI
-// 3.0 with kin-openapi's openapi2conv. [Load] inlines external references
+// 3.0 on the decoded values too (body and formData parameters become the
+// request body, collectionFormat a style, definitions components). [Load] inlines external references
 // ($ref to another file or URL) beside the document (its directory and
 // below, or its URL's origin and directory) or under
 // [LoadOptions.AllowRefs]; another is a warning ([Document.Warnings]).
@@ -88,9 +89,12 @@
 // # Calls
 //
 // A call's arguments are validated against the input schema with
-// github.com/santhosh-tekuri/jsonschema/v6, which reports each violation
-// with its instance location and kind (github.com/google/jsonschema-go,
-// which the MCP SDK uses, validates too but reports a message only). A
+// github.com/google/jsonschema-go (which the MCP SDK uses); as it reports a
+// message only, the gateway walks the schema again to name the violation:
+// its location in the arguments and its keyword, following, under an
+// anyOf or oneOf, the alternative that got furthest. Formats (date-time,
+// date, time, email, uuid, ipv4, ipv6, uri, uri-reference, regex) are
+// asserted on arguments, not on answers. A
 // violation is a tool result with isError set and an [Error] of code
 // parameter_invalid: the parameter, its value (shortened to 80 bytes), what
 // is expected and a suggestion, so that a model can correct its call;

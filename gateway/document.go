@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi2"
-	"github.com/getkin/kin-openapi/openapi2conv"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -178,32 +176,6 @@ func jsonValue(v any) (any, error) {
 	default:
 		return fmt.Sprint(x), nil // timestamps and the like
 	}
-}
-
-// convertSwagger converts a Swagger 2.0 document to OpenAPI 3.0.
-func convertSwagger(raw map[string]any) (map[string]any, error) {
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: Swagger 2.0 document: %w", err)
-	}
-	var doc2 openapi2.T
-	if err := json.Unmarshal(b, &doc2); err != nil {
-		return nil, fmt.Errorf("gateway: parse the Swagger 2.0 document: %w", err)
-	}
-	doc3, err := openapi2conv.ToV3(&doc2)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: convert the Swagger 2.0 document to OpenAPI 3.0: %w", err)
-	}
-	b, err = json.Marshal(doc3)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: convert the Swagger 2.0 document to OpenAPI 3.0: %w", err)
-	}
-	v, err := decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: convert the Swagger 2.0 document to OpenAPI 3.0: %w", err)
-	}
-	m, _ := v.(map[string]any)
-	return m, nil
 }
 
 // Load reads the document at location, an http:// or https:// URL (fetched

@@ -296,15 +296,16 @@ func (e *Encoding) find(s string, head, hash uint64) uint32 {
 // among tokens of one cluster, which lookups do not see. Tokens that the
 // last buckets push past the end wrap around to the first ones.
 func (e *Encoding) fill(n int) {
-	home := func(r int) int {
-		_, hash := key(e.blob[e.off[r]:e.off[r+1]])
-		return int(hash >> e.shift)
-	}
+	// home[r] is the bucket of rank r's token, hashed once (the token's
+	// bytes are read once here and once more by put).
+	home := make([]uint32, n)
 	// end[b] is, after the second pass, where bucket b's tokens end in order.
 	end := make([]uint32, len(e.table)+1)
 	for r := range n {
 		if e.off[r] != e.off[r+1] {
-			end[home(r)+1]++
+			_, hash := key(e.blob[e.off[r]:e.off[r+1]])
+			home[r] = uint32(hash >> e.shift)
+			end[home[r]+1]++
 		}
 	}
 	for b := 1; b < len(end); b++ {
@@ -313,7 +314,7 @@ func (e *Encoding) fill(n int) {
 	order := make([]uint32, end[len(e.table)])
 	for r := range n {
 		if e.off[r] != e.off[r+1] {
-			b := home(r)
+			b := home[r]
 			order[end[b]] = uint32(r)
 			end[b]++
 		}

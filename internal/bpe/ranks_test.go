@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/stretchr/testify/assert"
@@ -114,11 +115,24 @@ func TestNewEncodingRefusesInconsistentTokens(t *testing.T) {
 
 func TestClassTableMatchesUnicode(t *testing.T) {
 	loadClasses()
-	for r := rune(0); r < 0x10000; r++ {
-		if bmp[r] != computeClass(r) {
-			t.Fatalf("class of %U: table %08b, unicode %08b", r, bmp[r], computeClass(r))
+	t.Run("the basic plane's table holds every rune's classes", func(t *testing.T) {
+		for r := rune(0); r < 0x10000; r++ {
+			if bmp[r] != computeClass(r) {
+				t.Fatalf("class of %U: table %08b, unicode %08b", r, bmp[r], computeClass(r))
+			}
 		}
-	}
+	})
+	t.Run("the supplementary planes' blocks hold every rune's classes", func(t *testing.T) {
+		step := rune(1)
+		if testing.Short() {
+			step = 7
+		}
+		for r := rune(0x10000); r <= utf8.MaxRune; r += step {
+			if got := suppClass(r); got != computeClass(r) {
+				t.Fatalf("class of %U: table %08b, unicode %08b", r, got, computeClass(r))
+			}
+		}
+	})
 }
 
 // BenchmarkNewEncoding measures reading an encoding from its token file, the

@@ -34,16 +34,7 @@ var (
 // asking them about each rune.
 func loadClasses() {
 	classesOnce.Do(func() {
-		for _, c := range []struct {
-			bit    uint8
-			tables []*unicode.RangeTable
-		}{
-			{cL, []*unicode.RangeTable{unicode.L}},
-			{cN, []*unicode.RangeTable{unicode.N}},
-			{cS, []*unicode.RangeTable{unicode.White_Space}},
-			{cUp, []*unicode.RangeTable{unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M}},
-			{cLo, []*unicode.RangeTable{unicode.Ll, unicode.Lm, unicode.Lo, unicode.M}},
-		} {
+		for _, c := range classTables() {
 			for _, t := range c.tables {
 				for _, r := range t.R16 {
 					for x := int(r.Lo); x <= int(r.Hi); x += int(r.Stride) {
@@ -97,7 +88,70 @@ func classAt(s string, i int) (uint8, int) {
 	if r < 0x10000 {
 		return bmp[r], n
 	}
-	return computeClass(r), n
+	return suppClass(r), n
+}
+
+// The class bits of the runes from 0x10000 on (the supplementary planes),
+// in blocks of 256 runes: suppIndex[(r-0x10000)>>8] is the number of r's
+// block in suppBlocks, where equal blocks are stored once (most of the
+// planes are unassigned: one block of zeros). They are filled on the first
+// such rune (a few milliseconds), from the same tables as computeClass:
+// asking those (a binary search per table) cost random text a fifth of its
+// time.
+var (
+	suppOnce   sync.Once
+	suppIndex  [(utf8.MaxRune + 1 - 0x10000) >> 8]uint16
+	suppBlocks []uint8
+)
+
+// suppClass returns the class bits of r, a rune from 0x10000 on.
+func suppClass(r rune) uint8 {
+	suppOnce.Do(loadSupp)
+	x := int(r - 0x10000)
+	return suppBlocks[int(suppIndex[x>>8])<<8|x&0xff]
+}
+
+func loadSupp() {
+	flat := make([]uint8, utf8.MaxRune+1-0x10000)
+	for _, c := range classTables() {
+		for _, t := range c.tables {
+			for _, r := range t.R32 {
+				for x := int(r.Lo); x <= int(r.Hi); x += int(r.Stride) {
+					if x >= 0x10000 {
+						flat[x-0x10000] |= c.bit
+					}
+				}
+			}
+		}
+	}
+	ids := map[[256]uint8]uint16{}
+	for b := range suppIndex {
+		blk := [256]uint8(flat[b<<8:])
+		id, ok := ids[blk]
+		if !ok {
+			id = uint16(len(ids))
+			ids[blk] = id
+			suppBlocks = append(suppBlocks, blk[:]...)
+		}
+		suppIndex[b] = id
+	}
+}
+
+// classTables are the Unicode tables of each class bit but cCRLF, as
+// computeClass asks them.
+func classTables() []classTable {
+	return []classTable{
+		{cL, []*unicode.RangeTable{unicode.L}},
+		{cN, []*unicode.RangeTable{unicode.N}},
+		{cS, []*unicode.RangeTable{unicode.White_Space}},
+		{cUp, []*unicode.RangeTable{unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M}},
+		{cLo, []*unicode.RangeTable{unicode.Ll, unicode.Lm, unicode.Lo, unicode.M}},
+	}
+}
+
+type classTable struct {
+	bit    uint8
+	tables []*unicode.RangeTable
 }
 
 // contraction returns the end of (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i:], or i.
