@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/httpfit"
+	"github.com/ctxfit/ctxfit/internal/ui/uitest"
 )
 
 func ordersAPI() http.Handler {
@@ -86,26 +87,15 @@ func TestUIOptionsSetTheRingTheArgumentsAndTheOperators(t *testing.T) {
 		page = httpfit.UI(g, o)
 		return httpfit.Middleware(g, nil)(ordersAPI()), page
 	}
-	type detail struct {
-		Arguments string
-		Result    string
-		Cursors   []struct{ Name, Token string }
-	}
-	open := func(t *testing.T, page http.Handler, token string) detail {
-		w := serveAs(page, "/ui/api/calls/1", token)
-		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-		var d detail
-		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &d))
-		return d
+	open := func(t *testing.T, page http.Handler, token string) uitest.Detail {
+		return uitest.Read[uitest.Detail](t, page, "/ui/api/calls/1", token)
 	}
 	const path = "/orders?status=open&api_key=sk-live-0123456789abcdef"
 
 	t.Run("the defaults keep 500 calls and show no argument or cursor", func(t *testing.T) {
 		api, page := newPage(t, nil)
 		require.Equal(t, http.StatusOK, serveAs(api, path, "alice").Code)
-		var list struct{ Size int }
-		require.NoError(t, json.Unmarshal(serveAs(page, "/ui/api/calls", "alice").Body.Bytes(), &list))
-		assert.Equal(t, 500, list.Size)
+		assert.Equal(t, 500, uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "alice").Size)
 		d := open(t, page, "alice")
 		assert.Empty(t, d.Arguments)
 		require.NotEmpty(t, d.Cursors)
@@ -119,14 +109,10 @@ func TestUIOptionsSetTheRingTheArgumentsAndTheOperators(t *testing.T) {
 		for range 3 {
 			require.Equal(t, http.StatusOK, serveAs(api, "/small", "alice").Code)
 		}
-		var list struct {
-			Size  int
-			Calls []struct{ ID int }
-		}
-		require.NoError(t, json.Unmarshal(serveAs(page, "/ui/api/calls", "alice").Body.Bytes(), &list))
+		list := uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "alice")
 		assert.Equal(t, 2, list.Size)
 		require.Len(t, list.Calls, 2)
-		assert.Equal(t, 2, list.Calls[0].ID)
+		assert.Equal(t, uint64(2), list.Calls[0].ID)
 		assert.Equal(t, http.StatusNotFound, serveAs(page, "/ui/api/calls/1", "alice").Code)
 	})
 	t.Run("ShowArguments shows the query, its secrets redacted, and the cursors", func(t *testing.T) {
@@ -143,11 +129,8 @@ func TestUIOptionsSetTheRingTheArgumentsAndTheOperators(t *testing.T) {
 		api, page := newPage(t, &httpfit.UIOptions{Operators: []string{"op-token"}})
 		require.Equal(t, http.StatusOK, serveAs(api, "/small", "alice").Code)
 		require.Equal(t, http.StatusOK, serveAs(api, "/small", "bob").Code)
-		var list struct{ Calls []struct{ ID int } }
-		require.NoError(t, json.Unmarshal(serveAs(page, "/ui/api/calls", "op-token").Body.Bytes(), &list))
-		assert.Len(t, list.Calls, 2)
-		require.NoError(t, json.Unmarshal(serveAs(page, "/ui/api/calls", "alice").Body.Bytes(), &list))
-		assert.Len(t, list.Calls, 1)
+		assert.Len(t, uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "op-token").Calls, 2)
+		assert.Len(t, uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "alice").Calls, 1)
 	})
 }
 
