@@ -218,3 +218,24 @@ func BenchmarkShape(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkShapeWithUI measures what a page of UI costs a shaped response
+// (the first page of a 100 KB list, in store mode): the token of the
+// original it asks for and the call it records, against the same guard
+// without a page. The token is needed (ReadResource reads an original
+// only through one, and the snapshot it names is the one the next cursor
+// already kept); it costs one cursor encoding (cursor's BenchmarkEncode,
+// some microseconds) beside milliseconds of shaping, which a run of this
+// benchmark does not tell apart from noise. The bytes the page adds are
+// the copy of what the client received, which its ring keeps.
+func BenchmarkShapeWithUI(b *testing.B) {
+	body := listOf(100 << 10)
+	b.Run("without a page", func(b *testing.B) {
+		serveN(b, httpfit.Middleware(benchGuard(b), nil)(staticHandler(body)), len(body))
+	})
+	b.Run("with a page", func(b *testing.B) {
+		g := benchGuard(b)
+		_ = httpfit.UI(g, nil)
+		serveN(b, httpfit.Middleware(g, nil)(staticHandler(body)), len(body))
+	})
+}

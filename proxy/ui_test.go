@@ -1,28 +1,16 @@
 package proxy_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
+	"github.com/ctxfit/ctxfit/internal/ui/uitest"
 	"github.com/ctxfit/ctxfit/proxy"
 )
-
-func uiGet(t *testing.T, h http.Handler, path, token string) *httptest.ResponseRecorder {
-	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, path, nil)
-	if token != "" {
-		r.Header.Set("Authorization", "Bearer "+token)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
-}
 
 func TestTheUIShowsEachToolCallToItsCredential(t *testing.T) {
 	f := newFixture(t, inProcess(), ctxfit.Config{Threshold: 1000, HardCap: 3000}, proxy.Options{})
@@ -34,33 +22,28 @@ func TestTheUIShowsEachToolCallToItsCredential(t *testing.T) {
 	bob := clientAs(t, url, "bob")
 	call(t, bob, "count", nil)
 
-	var list struct {
-		Calls []struct{ Tool, Strategy, Status string }
-	}
-	require.NoError(t, json.Unmarshal(uiGet(t, page, "/ui/api/calls", "alice").Body.Bytes(), &list))
+	list := uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "alice")
 	require.Len(t, list.Calls, 1)
 	assert.Equal(t, "big", list.Calls[0].Tool)
 	assert.NotEqual(t, "passthrough", list.Calls[0].Strategy)
 	assert.Equal(t, "success", list.Calls[0].Status)
 
 	t.Run("the shaped call's original is read back from the store", func(t *testing.T) {
-		w := uiGet(t, page, "/ui/api/calls/1/original", "alice")
+		w := uitest.Get(page, "/ui/api/calls/1/original", "alice")
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-		assert.NotContains(t, uiGet(t, page, "/ui/api/calls/1", "alice").Body.String(), `"token"`, "no cursor is shown")
+		for _, c := range uitest.Read[uitest.Detail](t, page, "/ui/api/calls/1", "alice").Cursors {
+			assert.Empty(t, c.Token, "no cursor is shown: %s", c.Name)
+		}
 	})
 	t.Run("bob sees his call only, the operator both", func(t *testing.T) {
-		require.NoError(t, json.Unmarshal(uiGet(t, page, "/ui/api/calls", "bob").Body.Bytes(), &list))
-		require.Len(t, list.Calls, 1)
-		assert.Equal(t, "count", list.Calls[0].Tool)
-		require.NoError(t, json.Unmarshal(uiGet(t, page, "/ui/api/calls", "operator").Body.Bytes(), &list))
-		assert.Len(t, list.Calls, 2)
+		assert.Equal(t, []string{"count"}, uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "bob").Tools())
+		assert.Equal(t, []string{"big", "count"}, uitest.Read[uitest.Calls](t, page, "/ui/api/calls", "operator").Tools())
 	})
 	t.Run("the sessions are listed to their credential", func(t *testing.T) {
-		var s struct {
-			Sessions []struct{ Session, State string }
-		}
-		require.NoError(t, json.Unmarshal(uiGet(t, page, "/ui/api/sessions", "alice").Body.Bytes(), &s))
+		s := uitest.Read[uitest.Sessions](t, page, "/ui/api/sessions", "alice")
 		require.Len(t, s.Sessions, 1)
 		assert.Equal(t, "connected", s.Sessions[0].State)
+		assert.Equal(t, 1, s.Sessions[0].Calls)
+		assert.Equal(t, 1, s.Sessions[0].Shaped)
 	})
 }

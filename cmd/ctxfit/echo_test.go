@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -9,31 +8,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 func TestTheGatewayOverHTTPEchoesAMalformedMessageBounded(t *testing.T) {
 	api, _ := exampleAPI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	stderr := &syncbuf.Buffer{}
-	go func() {
-		done <- serveGateway(ctx, []string{"--openapi", api.URL + "/openapi.json", "--listen", "127.0.0.1:0"},
-			nil, io.Discard, stderr, gatewayEnv(nil), func(a string) { addr <- a })
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the gateway stopped: %v\n%s", err, stderr)
-	}
-	defer func() {
-		cancel()
-		assert.NoError(t, <-done)
-	}()
+	base, stderr := listenGateway(t, nil, "--openapi", api.URL+"/openapi.json")
 	req, err := http.NewRequest(http.MethodPost, base+"/mcp",
 		strings.NewReader(`{"jsonrpc":"`+strings.Repeat("v", 1<<20)+`","id":1,"method":"initialize"}`))
 	require.NoError(t, err)

@@ -320,14 +320,17 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		return nil
 	}
+	sessions := &principal.Sessions{Cookies: f.guard.auth.cookieNames()}
 	if f.guard.ui.on {
 		operators, err := f.guard.ui.operators(getenv)
 		if err != nil {
 			return err
 		}
 		cookies := f.guard.auth.cookieNames()
+		upstream := gatewayUpstream(f.baseURL, f.openapi)
 		page := ui.New(&ui.Options{Size: f.guard.ui.calls, ShowArguments: f.guard.ui.showArgs, Operators: operators, Cookies: cookies,
-			Health: func() any { return healthReport(gw.Stats()) }})
+			Sessions: func() []ui.Session { return uiSessions(gw.Server(), sessions) },
+			Health:   func() any { return uiHealth(gw.Stats(), upstream) }})
 		// Added after mcpfit's, this middleware wraps it: it sees what the
 		// model received.
 		gw.Server().AddReceivingMiddleware(uiMiddleware(page, g, uiOptions{Cookies: cookies, ShowArguments: f.guard.ui.showArgs}))
@@ -341,7 +344,6 @@ func serveGateway(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		defer stop()
 	}
-	sessions := &principal.Sessions{Cookies: f.guard.auth.cookieNames()}
 	endpoint, err := f.guard.auth.guard(sessions.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, &mcp.StreamableHTTPOptions{SessionTimeout: f.idleTimeout})), getenv)
 	if err != nil {
 		return err

@@ -143,25 +143,8 @@ func TestGatewayRouteMapsComeFromTheSettingsFileAndTheFlags(t *testing.T) {
 
 func TestGatewayServesStreamableHTTPWithAHealthReport(t *testing.T) {
 	api, _ := exampleAPI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	stderr := &syncbuf.Buffer{}
-	go func() {
-		done <- serveGateway(ctx, []string{"--openapi", api.URL + "/openapi.json", "--listen", "127.0.0.1:0"},
-			nil, io.Discard, stderr, gatewayEnv(nil), func(a string) { addr <- a })
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the gateway stopped: %v\n%s", err, stderr)
-	}
-	defer func() {
-		cancel()
-		assert.NoError(t, <-done)
-	}()
+	ctx := t.Context()
+	base, _ := listenGateway(t, nil, "--openapi", api.URL+"/openapi.json")
 
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
+	"github.com/ctxfit/ctxfit/gateway"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/mcpui"
 	"github.com/ctxfit/ctxfit/internal/principal"
@@ -114,4 +117,41 @@ func uiNumber(v any) (int, bool) {
 		return int(n), err == nil
 	}
 	return 0, false
+}
+
+// uiSessions lists the sessions server serves for the --ui page, each
+// with the principal owners bound it to ("" when none did: then only an
+// operator sees it). The page shows an ID only as a digest.
+func uiSessions(server *mcp.Server, owners *principal.Sessions) []ui.Session {
+	var out []ui.Session
+	for ss := range server.Sessions() {
+		id := ss.ID()
+		who, _ := owners.Owner(id)
+		out = append(out, ui.Session{Owner: who, ID: id, State: "open"})
+	}
+	return out
+}
+
+// uiHealth is the gateway's health as the --ui page shows it: its status,
+// the API it serves (no credential), the sessions served and the API's
+// calls and errors, with the report of /healthz beside them.
+func uiHealth(s gateway.Stats, upstream string) map[string]any {
+	report := healthReport(s)
+	report["upstream"] = upstream
+	report["sessions"] = s.CurrentSessions
+	report["apiCalls"], report["apiErrors"] = s.Calls, s.APIErrors
+	return report
+}
+
+// gatewayUpstream names the API a gateway serves, for the --ui page:
+// --base-url, else the document it read, a URL without its credentials or
+// a file by its name alone (a local path says nothing the page needs).
+func gatewayUpstream(baseURL, document string) string {
+	switch {
+	case baseURL != "":
+		return "api: " + redact.Endpoint(baseURL)
+	case strings.Contains(document, "://"):
+		return "openapi: " + redact.Endpoint(document)
+	}
+	return "openapi: " + filepath.Base(document)
 }

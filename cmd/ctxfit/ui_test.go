@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ctxfit/ctxfit/internal/testing/syncbuf"
 )
 
 func TestTheUIFlagsAreChecked(t *testing.T) {
@@ -63,25 +60,8 @@ func getAs(t *testing.T, url, token string) (int, string) {
 
 func TestTheGatewayUIShowsEachCredentialItsOwnCalls(t *testing.T) {
 	api, _ := exampleAPI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	stderr := &syncbuf.Buffer{}
-	go func() {
-		done <- serveGateway(ctx, []string{"--openapi", api.URL + "/openapi.json", "--listen", "127.0.0.1:0", "--ui", "--ui-listen", "127.0.0.1:0"},
-			nil, io.Discard, stderr, gatewayEnv(nil), func(a string) { addr <- a })
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the gateway stopped: %v\n%s", err, stderr)
-	}
-	defer func() {
-		cancel()
-		assert.NoError(t, <-done)
-	}()
+	ctx := t.Context()
+	base, stderr := listenGateway(t, nil, "--openapi", api.URL+"/openapi.json", "--ui", "--ui-listen", "127.0.0.1:0")
 	m := uiURL.FindStringSubmatch(stderr.String())
 	require.NotNil(t, m, "the UI logs its URL before the MCP endpoint listens:\n%s", stderr)
 	page := m[1]
@@ -124,8 +104,51 @@ func TestTheGatewayUIShowsEachCredentialItsOwnCalls(t *testing.T) {
 		code, _ := getAs(t, page+"/api/calls/1", "bob")
 		assert.Equal(t, http.StatusNotFound, code)
 	})
-	t.Run("the health of the gateway is shown", func(t *testing.T) {
-		_, body := getAs(t, page+"/api/sessions", "alice")
-		assert.Contains(t, body, `"health"`)
+	t.Run("each credential sees its own sessions with their calls, and the API's health", func(t *testing.T) {
+		// bob's session, with no call.
+		other, err := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport("bob")}}, nil)
+		require.NoError(t, err)
+		defer other.Close()
+		type view struct {
+			Sessions []struct {
+				Session, State             string
+				Calls, Shaped, TokensSaved int
+			}
+			Health struct {
+				Status, Upstream              string
+				Sessions, APICalls, APIErrors int
+			}
+		}
+		read := func(token string) (view, string) {
+			code, body := getAs(t, page+"/api/sessions", token)
+			require.Equal(t, http.StatusOK, code, body)
+			var v view
+			require.NoError(t, json.Unmarshal([]byte(body), &v))
+			return v, body
+		}
+		alice, body := read("alice")
+		require.Len(t, alice.Sessions, 1, body)
+		s := alice.Sessions[0]
+		assert.Regexp(t, `^s-[0-9a-f]{8}$`, s.Session, "a digest, never the session's ID")
+		assert.NotContains(t, body, cs.ID())
+		assert.Equal(t, "open", s.State)
+		assert.Equal(t, 1, s.Calls)
+		assert.Equal(t, 1, s.Shaped)
+		assert.Equal(t, c.TokensBefore-c.TokensAfter, s.TokensSaved)
+		assert.Equal(t, "ok", alice.Health.Status)
+		assert.Equal(t, "openapi: "+api.URL+"/openapi.json", alice.Health.Upstream)
+		assert.Equal(t, 2, alice.Health.Sessions, "the count of every session, not theirs alone")
+		assert.Equal(t, 1, alice.Health.APICalls)
+
+		bob, body := read("bob")
+		require.Len(t, bob.Sessions, 1, body)
+		assert.NotEqual(t, s.Session, bob.Sessions[0].Session)
+		assert.Zero(t, bob.Sessions[0].Calls)
+		assert.NotContains(t, body, cs.ID())
+		assert.NotContains(t, body, other.ID(), "a digest of bob's own session too")
+
+		nobody, body := read("")
+		assert.Empty(t, nobody.Sessions, body)
 	})
 }

@@ -175,6 +175,15 @@ func (s *Sessions) bind(id, who string) {
 	}
 }
 
+// Owner returns the principal session id is bound to, and whether it is
+// bound.
+func (s *Sessions) Owner(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	who, ok := s.owners[id]
+	return who, ok
+}
+
 // Len returns how many sessions are bound.
 func (s *Sessions) Len() int {
 	s.mu.Lock()

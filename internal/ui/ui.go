@@ -397,19 +397,38 @@ func (u *UI) events(w http.ResponseWriter, r *http.Request, who string) {
 	}
 }
 
+// sessionView is a session as the page shows it: its digest, its state
+// and the counts of its calls in the ring.
+type sessionView struct {
+	Session string `json:"session"`
+	State   string `json:"state"`
+	Calls   int    `json:"calls"`
+	Shaped  int    `json:"shaped"`
+	Saved   int    `json:"tokensSaved"`
+}
+
 func (u *UI) sessions(w http.ResponseWriter, who string) {
-	type view struct {
-		Session string `json:"session"`
-		State   string `json:"state"`
-	}
 	out := struct {
-		Sessions []view `json:"sessions"`
-		Health   any    `json:"health,omitempty"`
-	}{Sessions: []view{}}
+		Sessions []sessionView `json:"sessions"`
+		Health   any           `json:"health,omitempty"`
+	}{Sessions: []sessionView{}}
 	if u.o.Sessions != nil {
+		counts := map[string]*sessionView{}
 		for _, s := range u.o.Sessions() {
 			if who == "" || s.Owner == who {
-				out.Sessions = append(out.Sessions, view{sessionTag(s.ID), s.State})
+				out.Sessions = append(out.Sessions, sessionView{Session: sessionTag(s.ID), State: s.State})
+			}
+		}
+		for i := range out.Sessions {
+			counts[out.Sessions[i].Session] = &out.Sessions[i]
+		}
+		for _, e := range u.visible(who, filter{}) {
+			if v := counts[sessionTag(e.Session)]; v != nil && e.Session != "" {
+				v.Calls++
+				if e.Strategy != "" && e.Strategy != "passthrough" {
+					v.Shaped++
+				}
+				v.Saved += e.TokensBefore - e.TokensAfter
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxfit/ctxfit/internal/principal"
 	"github.com/ctxfit/ctxfit/internal/ui"
+	"github.com/ctxfit/ctxfit/internal/ui/uitest"
 )
 
 // ownerOf is the principal of a request with this bearer token ("" for
@@ -29,44 +30,10 @@ func ownerOf(token string) string {
 	return principal.Of(r, nil)
 }
 
-func get(t *testing.T, h http.Handler, path, token string) *httptest.ResponseRecorder {
+// list reads the calls token may see, narrowed by query.
+func list(t *testing.T, h http.Handler, query, token string) uitest.Calls {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, path, nil)
-	if token != "" {
-		r.Header.Set("Authorization", "Bearer "+token)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
-}
-
-type listed struct {
-	Calls []struct {
-		ID       uint64 `json:"id"`
-		Tool     string `json:"tool"`
-		Strategy string `json:"strategy"`
-		Session  string `json:"session"`
-	} `json:"calls"`
-	Totals struct {
-		Calls, Shaped, TokensBefore, TokensAfter, TokensSaved int
-	} `json:"totals"`
-}
-
-func list(t *testing.T, h http.Handler, query, token string) listed {
-	t.Helper()
-	w := get(t, h, "/ui/api/calls"+query, token)
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	var l listed
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &l))
-	return l
-}
-
-func tools(l listed) []string {
-	var out []string
-	for _, c := range l.Calls {
-		out = append(out, c.Tool)
-	}
-	return out
+	return uitest.Read[uitest.Calls](t, h, "/ui/api/calls"+query, token)
 }
 
 func TestTheListIsFilteredAndTotalled(t *testing.T) {
@@ -93,7 +60,7 @@ func TestTheListIsFilteredAndTotalled(t *testing.T) {
 		{"filters combine", "?tool=read&status=success", []string{"read_file"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, tools(list(t, u, c.query, "")))
+			assert.Equal(t, c.want, list(t, u, c.query, "").Tools())
 		})
 	}
 	t.Run("the totals sum the calls listed", func(t *testing.T) {
@@ -127,25 +94,40 @@ func TestAUserSeesOnlyTheCallsOfTheirCredential(t *testing.T) {
 		{"an operator sees every call", "op-token", []string{"alice_tool", "bob_tool", "anon_tool"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, tools(list(t, u, "", c.token)))
+			assert.Equal(t, c.want, list(t, u, "", c.token).Tools())
 		})
 	}
 	t.Run("another credential's call is not found by its number", func(t *testing.T) {
-		assert.Equal(t, http.StatusNotFound, get(t, u, "/ui/api/calls/1", "bob").Code)
-		assert.Equal(t, http.StatusOK, get(t, u, "/ui/api/calls/1", "alice").Code)
-		assert.Equal(t, http.StatusOK, get(t, u, "/ui/api/calls/1", "op-token").Code)
+		assert.Equal(t, http.StatusNotFound, uitest.Get(u, "/ui/api/calls/1", "bob").Code)
+		assert.Equal(t, http.StatusOK, uitest.Get(u, "/ui/api/calls/1", "alice").Code)
+		assert.Equal(t, http.StatusOK, uitest.Get(u, "/ui/api/calls/1", "op-token").Code)
 	})
 	t.Run("sessions are shown to their credential only", func(t *testing.T) {
-		body := get(t, u, "/ui/api/sessions", "alice").Body.String()
-		var s struct {
-			Sessions []struct{ Session, State string }
-		}
-		require.NoError(t, json.Unmarshal([]byte(body), &s))
-		require.Len(t, s.Sessions, 1)
+		body := uitest.Get(u, "/ui/api/sessions", "alice").Body.String()
+		require.Len(t, uitest.Read[uitest.Sessions](t, u, "/ui/api/sessions", "alice").Sessions, 1)
 		assert.NotContains(t, body, `"s1"`, "the session ID itself is never shown")
-		require.NoError(t, json.Unmarshal(get(t, u, "/ui/api/sessions", "op-token").Body.Bytes(), &s))
-		assert.Len(t, s.Sessions, 2)
+		assert.Len(t, uitest.Read[uitest.Sessions](t, u, "/ui/api/sessions", "op-token").Sessions, 2)
 	})
+}
+
+func TestEachSessionCountsItsCallsInTheRing(t *testing.T) {
+	u := ui.New(&ui.Options{Size: 3, Sessions: func() []ui.Session {
+		return []ui.Session{{Owner: ownerOf(""), ID: "s1", State: "open"}, {Owner: ownerOf(""), ID: "s2", State: "open"}}
+	}})
+	for _, c := range []ui.Call{
+		{Session: "s1", Strategy: "pagination", TokensBefore: 900, TokensAfter: 300}, // leaves the ring
+		{Session: "s1", Strategy: "pagination", TokensBefore: 500, TokensAfter: 200},
+		{Session: "s1", Strategy: "passthrough", TokensBefore: 40, TokensAfter: 40},
+		{Session: "gone", Strategy: "chunking", TokensBefore: 90, TokensAfter: 30},
+	} {
+		c.Owner = ownerOf("")
+		u.Add(c)
+	}
+	s := uitest.Read[uitest.Sessions](t, u, "/ui/api/sessions", "").Sessions
+	require.Len(t, s, 2)
+	assert.Equal(t, "open", s[0].State)
+	assert.Equal(t, []int{2, 1, 300}, []int{s[0].Calls, s[0].Shaped, s[0].TokensSaved}, "the calls still in the ring")
+	assert.Equal(t, []int{0, 0, 0}, []int{s[1].Calls, s[1].Shaped, s[1].TokensSaved})
 }
 
 func TestTheRingKeepsOnlyTheLastCalls(t *testing.T) {
@@ -153,9 +135,9 @@ func TestTheRingKeepsOnlyTheLastCalls(t *testing.T) {
 	for _, tool := range []string{"t1", "t2", "t3", "t4", "t5"} {
 		u.Add(ui.Call{Tool: tool, Owner: ownerOf(""), Result: json.RawMessage(`{}`)})
 	}
-	assert.Equal(t, []string{"t3", "t4", "t5"}, tools(list(t, u, "", "")))
-	assert.Equal(t, http.StatusNotFound, get(t, u, "/ui/api/calls/2", "").Code, "a call that left the ring is gone")
-	assert.Equal(t, http.StatusOK, get(t, u, "/ui/api/calls/5", "").Code)
+	assert.Equal(t, []string{"t3", "t4", "t5"}, list(t, u, "", "").Tools())
+	assert.Equal(t, http.StatusNotFound, uitest.Get(u, "/ui/api/calls/2", "").Code, "a call that left the ring is gone")
+	assert.Equal(t, http.StatusOK, uitest.Get(u, "/ui/api/calls/5", "").Code)
 }
 
 func TestWhatCallsCarryIsEscapedAndThePageIsLockedDown(t *testing.T) {
@@ -164,7 +146,7 @@ func TestWhatCallsCarryIsEscapedAndThePageIsLockedDown(t *testing.T) {
 	u.Add(ui.Call{Tool: evil, Strategy: evil, Status: evil, Owner: ownerOf(""), Result: json.RawMessage(`{"content":[{"type":"text","text":"` + strings.ReplaceAll(evil, `"`, `\"`) + `"}]}`)})
 	for _, path := range []string{"/ui/api/calls", "/ui/api/calls/1"} {
 		t.Run("the JSON of "+path+" holds no raw markup", func(t *testing.T) {
-			w := get(t, u, path, "")
+			w := uitest.Get(u, path, "")
 			assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
 			assert.NotContains(t, w.Body.String(), "<")
 			assert.Contains(t, w.Body.String(), `\u003cscript\u003e`)
@@ -172,7 +154,7 @@ func TestWhatCallsCarryIsEscapedAndThePageIsLockedDown(t *testing.T) {
 	}
 	t.Run("every answer carries a strict policy", func(t *testing.T) {
 		for _, path := range []string{"/ui", "/ui/static/app.js", "/ui/api/calls", "/ui/api/calls/9"} {
-			w := get(t, u, path, "")
+			w := uitest.Get(u, path, "")
 			assert.Equal(t, ui.CSP, w.Header().Get("Content-Security-Policy"), path)
 			assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"), path)
 		}
@@ -180,10 +162,10 @@ func TestWhatCallsCarryIsEscapedAndThePageIsLockedDown(t *testing.T) {
 		assert.NotContains(t, ui.CSP, "unsafe")
 	})
 	t.Run("the page has no inline script and the script writes no markup", func(t *testing.T) {
-		page := get(t, u, "/ui", "").Body.String()
+		page := uitest.Get(u, "/ui", "").Body.String()
 		assert.NotContains(t, page, "<script>")
 		assert.NotRegexp(t, `\son[a-z]+=`, page, "no inline event handler")
-		js := get(t, u, "/ui/static/app.js", "").Body.String()
+		js := uitest.Get(u, "/ui/static/app.js", "").Body.String()
 		require.Contains(t, js, "textContent")
 		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
 			assert.NotContains(t, js, sink)
@@ -195,7 +177,7 @@ func TestWhatCallsCarryIsEscapedAndThePageIsLockedDown(t *testing.T) {
 		assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
 	})
 	t.Run("a bad call number is a clear 400", func(t *testing.T) {
-		w := get(t, u, "/ui/api/calls/abc", "")
+		w := uitest.Get(u, "/ui/api/calls/abc", "")
 		assert.Equal(t, http.StatusBadRequest, w.Code)
 		assert.Contains(t, w.Body.String(), "number")
 	})
@@ -216,8 +198,8 @@ func TestCursorsAndArgumentsAreHiddenUnlessAsked(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			u := ui.New(&ui.Options{ShowArguments: c.show})
 			u.Add(call)
-			detail := get(t, u, "/ui/api/calls/1", "").Body.String()
-			original := get(t, u, "/ui/api/calls/1/original", "").Body.String()
+			detail := uitest.Get(u, "/ui/api/calls/1", "").Body.String()
+			original := uitest.Get(u, "/ui/api/calls/1/original", "").Body.String()
 			for _, body := range []string{detail, original} {
 				assert.Equal(t, c.show, strings.Contains(body, "CURSOR-SECRET-123"), body)
 			}
@@ -243,7 +225,7 @@ func TestTheOriginalIsPagedAndGoneWithItsSnapshot(t *testing.T) {
 		Offset, Next, Total int
 	}
 	read := func(offset string) (page, int) {
-		w := get(t, u, "/ui/api/calls/1/original?offset="+offset, "")
+		w := uitest.Get(u, "/ui/api/calls/1/original?offset="+offset, "")
 		var p page
 		_ = json.Unmarshal(w.Body.Bytes(), &p)
 		return p, w.Code
@@ -272,7 +254,7 @@ func TestTheOriginalIsPagedAndGoneWithItsSnapshot(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, code)
 	})
 	t.Run("a pass-through has no original apart from its result", func(t *testing.T) {
-		assert.Equal(t, http.StatusNotFound, get(t, u, "/ui/api/calls/2/original", "").Code)
+		assert.Equal(t, http.StatusNotFound, uitest.Get(u, "/ui/api/calls/2/original", "").Code)
 	})
 	t.Run("once the snapshot is gone the original is 410 Gone", func(t *testing.T) {
 		gone = true

@@ -107,8 +107,11 @@
     try {
       const r = await get('/ui/api/sessions');
       const h = r.health;
-      $('health').textContent = h ? ('Upstream ' + (h.upstream || '') + ': ' + (h.status || '') + ', ' + (h.sessions ?? 0) + ' sessions in all') : '';
-      $('sessions').replaceChildren(...r.sessions.map((s) => el('li', s.session + ': ' + s.state)));
+      let line = h ? ('Upstream ' + (h.upstream || '') + ': ' + (h.status || '') + ', ' + (h.sessions ?? 0) + ' sessions in all') : '';
+      if (h && typeof h.apiCalls === 'number') line += ', ' + h.apiCalls + ' API calls, ' + (h.apiErrors ?? 0) + ' without an answer';
+      $('health').textContent = line;
+      $('sessions').replaceChildren(...r.sessions.map((s) => el('li', s.session + ': ' + s.state + ', ' + (s.calls ?? 0) +
+        ' calls (' + (s.shaped ?? 0) + ' shaped, ' + (s.tokensSaved ?? 0) + ' tokens saved)')));
     } catch (e) { $('health').textContent = 'Could not load the sessions: ' + e.message; }
   }
 
