@@ -129,9 +129,12 @@ func TestTheOpenAIClientDrivesTheAgent(t *testing.T) {
 // (the first delta of a turn reaching the client while the provider holds
 // its turn open, tool calls between streamed turns, a provider failing
 // mid-stream), /v1/models, a 500 and a time-out retried, a provider
-// failing over to the next, X-Provider, a 429 passed on with its
-// Retry-After, and the MCP server killed mid-session (a read-only tool:
-// reconnected and called again). The node side makes the failures happen
+// failing over to the next, X-Provider and the provider field (kept by
+// the session), a 429 passed on with its Retry-After, the MCP server
+// killed mid-session (a read-only tool: reconnected and called again), a
+// history resent with X-Session-ID added once, arguments checked against
+// the tool's input schema, and turns the 20-message cap drops behind a
+// placeholder. The node side makes the failures happen
 // and holds and releases the providers' streams through a control
 // endpoint of this test. Retry delays are tiny; nothing is timed.
 func TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures(t *testing.T) {
@@ -146,6 +149,9 @@ func TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures(t *testing.T
 	writeFixtures(t, fixtures)
 
 	readScript := func(user string) (string, string) {
+		if user == "read with a wrong argument" {
+			return "read_text_file", `{"path":7}`
+		}
 		if p, ok := strings.CutPrefix(user, "read "); ok {
 			args, _ := json.Marshal(map[string]string{"path": p})
 			return "read_text_file", string(args)
@@ -210,6 +216,16 @@ func TestTheOpenAIClientStreamsAndSurvivesProviderAndServerFailures(t *testing.T
 		default:
 			http.Error(w, "no streamed answer of the provider was held: the agent did not stream from it", http.StatusConflict)
 		}
+	})
+	mux.HandleFunc("GET /last", func(w http.ResponseWriter, r *http.Request) {
+		p := providers[r.URL.Query().Get("provider")]
+		if p == nil || len(p.Requests()) == 0 {
+			http.Error(w, "want provider=a|b, one that got a request", http.StatusBadRequest)
+			return
+		}
+		reqs := p.Requests()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(reqs[len(reqs)-1].Messages)
 	})
 	mux.HandleFunc("POST /kill", func(w http.ResponseWriter, _ *http.Request) {
 		pids := processesWith(fixtures)

@@ -7,6 +7,7 @@
 //   POST CONTROL/fail?provider=a&status=503&retry_after=60&hang=1&mid_stream=1&times=1
 //   POST CONTROL/hold?provider=a     (its next streamed answer stops after its first delta)
 //   POST CONTROL/release?provider=a  (204: the answer was held there; 409: none was)
+//   GET  CONTROL/last?provider=a     (the messages of its last request)
 //   POST CONTROL/kill   (kills the MCP server's process)
 //
 // Environment: CTXFIT_E2E_AGENT_URL, CTXFIT_E2E_CONTROL_URL, CTXFIT_E2E_FIXTURES.
@@ -40,6 +41,11 @@ const hold = async (provider) => {
 const release = async (provider) => {
   const res = await fetch(`${control}/release?provider=${provider}`, { method: 'POST' });
   return { status: res.status, text: await res.text() };
+};
+const last = async (provider) => {
+  const res = await fetch(`${control}/last?provider=${provider}`);
+  assert.equal(res.status, 200);
+  return res.json();
 };
 const kill = async () => {
   const res = await fetch(`${control}/kill`, { method: 'POST' });
@@ -209,4 +215,59 @@ test('the MCP server killed mid-session: the next read reconnects and succeeds',
   const streamed = client.chat.completions.stream(read(5), { headers: { 'X-Session-ID': session } });
   const final = await streamed.finalChatCompletion();
   assert.equal(final.choices[0].message.content, 'Done: I read it.');
+});
+
+test('the provider field of the body picks b, and the session keeps the preference', async () => {
+  const { data, response } = await client.chat.completions
+    .create({ model: 'scripted', provider: 'b', messages: [{ role: 'user', content: 'hello' }] })
+    .withResponse();
+  assert.equal(data.provider_used, 'b');
+  const again = await client.chat.completions.create(
+    { model: 'scripted', messages: [{ role: 'user', content: 'hello again' }] },
+    { headers: { 'X-Session-ID': response.headers.get('x-session-id') } },
+  );
+  assert.equal(again.provider_used, 'b', 'the session\'s preference');
+});
+
+test('a history resent with X-Session-ID is not added twice', async () => {
+  const { data, response } = await client.chat.completions
+    .create({ model: 'scripted', messages: [{ role: 'user', content: 'hello' }] })
+    .withResponse();
+  const messages = [
+    { role: 'user', content: 'hello' },
+    { role: 'assistant', content: data.choices[0].message.content },
+    { role: 'user', content: 'and now?' },
+  ];
+  const stream = client.chat.completions.stream({ model: 'scripted', messages }, { headers: { 'X-Session-ID': response.headers.get('x-session-id') } });
+  await stream.finalChatCompletion();
+  const got = await last('a');
+  assert.deepEqual(got.map((m) => `${m.role}: ${m.content}`), messages.map((m) => `${m.role}: ${m.content}`), '3 messages sent, 3 reach the provider');
+});
+
+test('arguments that do not match the tool\'s input schema are not sent: the model reads INVALID_ARGUMENTS', async () => {
+  const data = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'read with a wrong argument' }] });
+  assert.equal(data.tool_calls.length, 1);
+  assert.equal(data.tool_calls[0].status, 'failure');
+  assert.match(data.tool_calls[0].error ?? '', /INVALID_ARGUMENTS/, JSON.stringify(data.tool_calls[0]));
+  const got = await last('a');
+  const result = got.findLast((m) => m.role === 'tool');
+  assert.match(result.content, /INVALID_ARGUMENTS: the arguments of read_text_file do not match its input schema/);
+  assert.match(result.content, /Call read_text_file again with arguments that match/);
+});
+
+test('turns the session\'s 20 messages drop leave a placeholder the model can read them back from', async () => {
+  let session;
+  for (let i = 0; i < 11; i++) {
+    const headers = session ? { 'X-Session-ID': session } : {};
+    const { response } = await client.chat.completions
+      .create({ model: 'scripted', messages: [{ role: 'user', content: `message ${i}` }] }, { headers })
+      .withResponse();
+    session = response.headers.get('x-session-id');
+  }
+  const got = await last('a');
+  assert.ok(got.length <= 20, `${got.length} messages`);
+  assert.equal(got[0].role, 'system');
+  assert.match(got[0].content, /^\[ctxfit\] Earlier messages of this conversation \(\d+ messages, \d+ tokens\) were dropped/);
+  assert.match(got[0].content, /To read them again call ctxfit_next with \{"cursor":"[^"]+"\}\.$/);
+  assert.ok(!got.some((m) => m.content === 'message 0'), 'message 0 was dropped');
 });

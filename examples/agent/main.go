@@ -131,7 +131,7 @@ func parseSettings(args []string, getenv func(string) string, stderr io.Writer) 
 	fs.IntVar(&s.retry.retries, "retries", 2, "retries of a provider request that failed with a 5xx, a 429 or a time-out, before the next provider")
 	fs.DurationVar(&s.retry.base, "retry-base", 500*time.Millisecond, "delay before the first retry, doubled at each (with jitter); a 429's Retry-After, when longer, is the delay")
 	fs.DurationVar(&s.retry.max, "retry-max", 20*time.Second, "longest delay between retries")
-	fs.DurationVar(&s.providerTime, "provider-timeout", 2*time.Minute, "time one provider request may take before it is retried")
+	fs.DurationVar(&s.providerTime, "provider-timeout", 2*time.Minute, "time one provider request may take before it is retried; for a streamed one, the wait for its answer and then for each line of its stream")
 	fs.DurationVar(&s.requestTimeout, "request-timeout", 5*time.Minute, "time a chat request may take, retries and tool calls included; a retry that would end later is not made")
 	fs.StringVar(&s.model, "model", "", "model to ask; empty means the request's")
 	fs.Func("mcp", "an MCP server, NAME=stdio:COMMAND ARGS... or NAME=http://HOST/PATH (repeat for several)", func(v string) error {

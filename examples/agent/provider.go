@@ -338,8 +338,10 @@ func (p *provider) readStream(r io.Reader, ts *turnStream, alive func()) (*opena
 					calls = append(calls, conversation.ToolCall{Type: "function"})
 				}
 				tc := &calls[i]
-				tc.ID = cmpOr(tc.ID, d.ID)
-				tc.Function.Name += d.Function.Name
+				// As the openai clients do: an id or a name a delta repeats
+				// replaces it; the arguments' pieces add up.
+				tc.ID = cmpOr(d.ID, tc.ID)
+				tc.Function.Name = cmpOr(d.Function.Name, tc.Function.Name)
 				tc.Function.Arguments += d.Function.Arguments
 				ts.toolCall(d.Index, d.ID, d.Function.Name, d.Function.Arguments)
 			}

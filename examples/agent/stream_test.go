@@ -52,6 +52,15 @@ func TestReadingAProvidersStream(t *testing.T) {
 			relayed: []string{`"index":3,"type":"function"`, `"index":4,"type":"function"`, `"arguments":"7}"},"index":4`},
 		},
 		{
+			name: "a tool call's id and name repeated on each delta are not added up",
+			stream: chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read","arguments":"{"}}]}`) +
+				chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read","arguments":"}"}}]}`) + finish("tool_calls") + done,
+			want: conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
+				{ID: "c1", Type: "function", Function: conversation.FunctionCall{Name: "read", Arguments: `{}`}},
+			}},
+			finish: "tool_calls",
+		},
+		{
 			name:   "a stream that ends with its finish reason and no [DONE] is whole",
 			stream: chunk(`{"content":"Hi"}`) + finish("stop"),
 			want:   conversation.Message{Role: conversation.RoleAssistant, Content: "Hi"},
