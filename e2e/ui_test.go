@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,6 +150,37 @@ func TestTheUIShowsCallsLiveInABrowser(t *testing.T) {
 		assert.Equal(t, "0", eval(`String(document.querySelectorAll('#calls img').length)`), "what a call carries is text, never markup")
 	})
 
+	t.Run("every field has a label and Tab reaches the token, the filters and the calls in order", func(t *testing.T) {
+		assert.Empty(t, eval(`[...document.querySelectorAll('input, select, textarea')]
+			.filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id || e.outerHTML).join(', ')`))
+		assert.Empty(t, eval(`[...document.querySelectorAll('button')]
+			.filter(b => b.textContent.trim() === '' && !b.getAttribute('aria-label')).map(b => b.outerHTML).join(', ')`))
+		require.NoError(t, chromedp.Do(tab, chromedp.Focus(chromedp.CSS("a.skip"))))
+		var order []string
+		for range 30 {
+			require.NoError(t, chromedp.Do(tab, chromedp.KeyEvent(kb.Tab)))
+			at := eval(`document.activeElement.closest('#calls tbody') ? 'call' : (document.activeElement.id || document.activeElement.tagName)`)
+			order = append(order, at)
+			if at == "call" {
+				break
+			}
+		}
+		last := -1
+		for _, want := range []string{"token", "f-tool", "f-strategy", "f-status", "f-session", "call"} {
+			i := slices.Index(order, want)
+			require.Greater(t, i, last, "Tab reaches %s after the fields before it: %v", want, order)
+			last = i
+		}
+	})
+
+	t.Run("the sessions are listed with their calls, the upstream by its program's name", func(t *testing.T) {
+		wait(`document.getElementById('sessions').textContent.includes('2 calls')`)
+		assert.Regexp(t, `^s-[0-9a-f]{8}: connected, 2 calls \(1 shaped, \d+ tokens saved\)$`, eval(`document.getElementById('sessions').textContent`))
+		health := eval(`document.getElementById('health').textContent`)
+		assert.Contains(t, health, "stdio: mcp-server-filesystem: ok")
+		assert.NotContains(t, health, npm, "no local path")
+	})
+
 	t.Run("the keyboard moves between calls and opens one beside its original", func(t *testing.T) {
 		require.NoError(t, chromedp.Do(tab, chromedp.Focus(chromedp.CSS("#calls tbody tr:last-child"))))
 		first := eval(`document.activeElement.dataset.id`)
@@ -168,6 +200,10 @@ func TestTheUIShowsCallsLiveInABrowser(t *testing.T) {
 		require.NotNil(t, m, info)
 		total, _ := strconv.Atoi(m[1])
 		assert.Greater(t, total, len(log), "the original is the whole result, the file and its envelope")
+		page := eval(`document.body.innerText`)
+		for _, local := range []string{fixtures, npm} {
+			assert.NotContains(t, page, local, "the page (and the screenshot of docs/) shows no local path")
+		}
 		if path := os.Getenv("CTXFIT_E2E_SCREENSHOT"); path != "" {
 			png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 			require.NoError(t, err)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 
 	"github.com/ctxfit/ctxfit/internal/mcpui"
 	"github.com/ctxfit/ctxfit/internal/redact"
@@ -51,10 +52,21 @@ func (p *Proxy) UI(o *UIOptions) http.Handler {
 			Operators:     append([]string(nil), opts.Operators...),
 			Cookies:       p.o.CredentialCookies,
 			Sessions:      p.uiSessions,
-			Health:        func() any { return p.Health() },
+			Health:        p.uiHealth,
 		}))
 	})
 	return p.ui.Load()
+}
+
+// uiHealth is [Proxy.Health] as the page shows it: a stdio upstream's
+// program by its name alone (its directory says nothing the page needs,
+// and may name a user's home).
+func (p *Proxy) uiHealth() any {
+	h := p.Health()
+	if p.up.Command != nil {
+		h.Upstream = "stdio: " + filepath.Base(p.up.Command.Path)
+	}
+	return h
 }
 
 func (p *Proxy) uiSessions() []ui.Session {

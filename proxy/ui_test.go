@@ -1,7 +1,9 @@
 package proxy_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +48,13 @@ func TestTheUIShowsEachToolCallToItsCredential(t *testing.T) {
 		assert.Equal(t, 1, s.Sessions[0].Calls)
 		assert.Equal(t, 1, s.Sessions[0].Shaped)
 	})
+}
+
+func TestTheUIShowsAStdioUpstreamByItsProgramsName(t *testing.T) {
+	// No session starts it: the program need not exist.
+	program := filepath.Join(t.TempDir(), "home", "alice", "bin", "mcp-server-notes")
+	f := newFixture(t, proxy.Upstream{Command: &proxy.Command{Path: program}}, ctxfit.Config{}, proxy.Options{})
+	var health struct{ Upstream string }
+	require.NoError(t, json.Unmarshal(uitest.Read[uitest.Sessions](t, f.p.UI(nil), "/ui/api/sessions", "").Health, &health))
+	assert.Equal(t, "stdio: mcp-server-notes", health.Upstream, "no directory")
 }
