@@ -96,10 +96,11 @@
 // # What is left alone
 //
 // The middleware passes through, untouched and streaming as written: HEAD,
-// OPTIONS, CONNECT and TRACE requests; statuses without a body of their
-// own (1xx, 204, 205, 206 and 304; a 3xx, 4xx or 5xx body is shaped like
-// any other, keeping its status, and so do its continuations, served from
-// the store); content types other than JSON and text (a compressed body
+// OPTIONS, CONNECT and TRACE requests; statuses without a body (1xx, 204,
+// 205 and 304; a 3xx, 4xx or 5xx body is shaped like any other, keeping
+// its status, and so do its continuations, served from the store; a 206
+// body too, but a shaped one goes out as 200 without Content-Range, as it
+// is no longer the range); content types other than JSON and text (a compressed body
 // without a Content-Type is sniffed decoded), and text/event-stream; and
 // responses that the handler flushes or hijacks (from then on).
 //

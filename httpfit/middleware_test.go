@@ -951,3 +951,52 @@ func TestABufferLeftWithTheStoreIsNotReused(t *testing.T) {
 	}
 	assert.Equal(t, list, got)
 }
+
+func TestAPartialContentBodyOverTheHardCapIsShapedLikeAnyOther(t *testing.T) {
+	exact, err := budget.Exact("")
+	require.NoError(t, err)
+	files := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		http.ServeContent(w, r, "log.txt", time.Time{}, strings.NewReader(logText))
+	})
+	get := func(h http.Handler, target, rng string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", target, nil)
+		if rng != "" {
+			req.Header.Set("Range", rng)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	f := newFixture(t, ctxfit.Options{Config: ctxfit.Config{Threshold: 500, HardCap: 1500}})
+	h := httpfit.Middleware(f.guard, nil)(files)
+	t.Run("a small range passes as the handler wrote it", func(t *testing.T) {
+		bare, got := get(files, "/log.txt", "bytes=0-99"), get(h, "/log.txt", "bytes=0-99")
+		require.Equal(t, http.StatusPartialContent, got.Code)
+		assert.Equal(t, bare.Header(), got.Header())
+		assert.Equal(t, bare.Body.String(), got.Body.String())
+	})
+	t.Run("the whole file as a range comes in chunks within the cap that rebuild it", func(t *testing.T) {
+		var out strings.Builder
+		cursor, rng := "", "bytes=0-"
+		for n := 0; ; n++ {
+			require.Less(t, n, 1000)
+			rec := get(h, target("/log.txt", cursor), rng)
+			rng = ""
+			require.Equal(t, http.StatusOK, rec.Code, "a shaped body is not the range it was (response %d)", n)
+			assert.Empty(t, rec.Header().Get("Content-Range"))
+			assert.Equal(t, "chunking", rec.Header().Get("Ctxfit-Strategy"))
+			assert.LessOrEqual(t, exact.Count(rec.Body.String()), 1500, "nothing over the hard cap")
+			var ch struct {
+				Content    string `json:"content"`
+				NextCursor string `json:"nextCursor"`
+			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &ch))
+			out.WriteString(ch.Content)
+			if cursor = ch.NextCursor; cursor == "" {
+				break
+			}
+		}
+		assert.Equal(t, logText, out.String(), "nothing lost")
+	})
+}

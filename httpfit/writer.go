@@ -113,9 +113,8 @@ func (b *bufferWriter) keep(code int) bool {
 		b.ct = cts[0]
 	}
 	switch {
-	case code < 200, code == http.StatusNoContent, code == http.StatusResetContent,
-		code == http.StatusPartialContent, code == http.StatusNotModified:
-		// No body, or a part of one its client asked for.
+	case code < 200, code == http.StatusNoContent, code == http.StatusResetContent, code == http.StatusNotModified:
+		// No body.
 		return false
 	}
 	if !hasCT {
@@ -304,6 +303,10 @@ func (b *bufferWriter) send(body []byte, shaped bool, contentType, strategy, eta
 	if shaped {
 		for _, k := range bodyHeaders {
 			delete(hdr, k)
+		}
+		if b.status == http.StatusPartialContent {
+			// The body is no longer the range its Content-Range described.
+			b.status = http.StatusOK
 		}
 		delete(hdr, "Transfer-Encoding")
 		hdr["Content-Type"] = []string{contentType}

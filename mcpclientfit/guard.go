@@ -209,7 +209,7 @@ func (cg *Guard) callTool(ctx context.Context, next mcp.MethodHandler, method st
 	}
 	res, err := next(ctx, method, req)
 	if err != nil {
-		return res, err
+		return res, cg.gateError(ctx, name, err)
 	}
 	ctr, ok := res.(*mcp.CallToolResult)
 	if !ok || ctr == nil || ctr.InputRequests != nil || ctr.NeedsInput() {
@@ -276,7 +276,7 @@ func (cg *Guard) readResource(ctx context.Context, next mcp.MethodHandler, metho
 	}
 	res, err := next(ctx, method, req)
 	if err != nil {
-		return res, err
+		return res, cg.gateError(ctx, mcpcore.ReadResourceTool, err)
 	}
 	rr, ok := res.(*mcp.ReadResourceResult)
 	if !ok || rr == nil || rr.InputRequests != nil {
@@ -313,7 +313,7 @@ func (cg *Guard) getPrompt(ctx context.Context, next mcp.MethodHandler, method s
 	}
 	res, err := next(ctx, method, req)
 	if err != nil {
-		return res, err
+		return res, cg.gateError(ctx, mcpcore.GetPromptTool, err)
 	}
 	gr, ok := res.(*mcp.GetPromptResult)
 	if !ok || gr == nil {
@@ -346,7 +346,7 @@ func (cg *Guard) complete(ctx context.Context, next mcp.MethodHandler, method st
 	}
 	res, err := next(ctx, method, req)
 	if err != nil {
-		return res, err
+		return res, cg.gateError(ctx, mcpcore.CompleteTool, err)
 	}
 	cr, ok := res.(*mcp.CompleteResult)
 	if !ok || cr == nil {
@@ -377,6 +377,28 @@ func (cg *Guard) gated(ctx context.Context, call mcpcore.Call, res mcp.Result, w
 		return nil, err
 	}
 	return out, nil
+}
+
+// gateError passes the server's JSON-RPC error to a guarded call of tool
+// (a tool, or resources/read, prompts/get, completion/complete) through
+// the egress gate ([mcpcore.Shaper.GateError]): as it came within the hard
+// cap, else its message cut with a link to the whole error. Other errors
+// (a broken connection) are ctxfit's to pass on as they are.
+func (cg *Guard) gateError(ctx context.Context, tool string, err error) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return err
+	}
+	call := mcpcore.Call{Tool: tool, Subject: cg.core.Subject(ctx)}
+	msg, data, gerr := cg.core.Shaper.GateError(ctx, call, we.Code, we.Message, we.Data)
+	switch {
+	case gerr != nil:
+		e := mcpcore.ErrorOf(gerr)
+		return &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+	case msg == we.Message:
+		return err
+	}
+	return &jsonrpc.Error{Code: we.Code, Message: msg, Data: data}
 }
 
 func isOwnURI(uri string) bool {

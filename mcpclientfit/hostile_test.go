@@ -20,3 +20,14 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 		})
 	}
 }
+
+func TestAServersHugeErrorComesWithinTheCapWithALinkToTheWholeError(t *testing.T) {
+	rpcErr := mcpfittest.HugeError()
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode)+" mode", func(t *testing.T) {
+			cg, err := mcpclientfit.New(newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: mcpfittest.HostileHardCap, Mode: mode}), nil)
+			require.NoError(t, err)
+			mcpfittest.CheckHugeErrors(t, connect(t, mcpfittest.FailingServer(rpcErr), cg), rpcErr, mcpfittest.HostileHardCap)
+		})
+	}
+}

@@ -19,3 +19,14 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 		})
 	}
 }
+
+func TestAHandlersHugeErrorComesWithinTheCapWithALinkToTheWholeError(t *testing.T) {
+	rpcErr := mcpfittest.HugeError()
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		t.Run(string(mode)+" mode", func(t *testing.T) {
+			s := mcpfittest.FailingServer(rpcErr)
+			require.NoError(t, mcpfit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: mcpfittest.HostileHardCap, Mode: mode}), nil))
+			mcpfittest.CheckHugeErrors(t, connect(t, s), rpcErr, mcpfittest.HostileHardCap)
+		})
+	}
+}

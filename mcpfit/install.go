@@ -311,7 +311,7 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 		Unrepeatable: !mcpcore.Repeatable(h.readOnly, h.idempotent)}
 	wire, res, err := a.run(ctx, &call, h.readOnly, func(ctx context.Context) (mcp.Result, error) { return next(ctx, methodCallTool, req) })
 	if err != nil {
-		return nil, err // the tool's own protocol error
+		return nil, a.gateError(ctx, call, err) // the tool's own protocol error
 	}
 	if wire == nil {
 		return res, nil // not a tool result ctxfit reads
@@ -356,7 +356,10 @@ func (a *adapter) callTool(ctx context.Context, next mcp.MethodHandler, req *mcp
 // and the egress gate, as the proxy does: never over the hard cap.
 func (a *adapter) gateOther(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
-	if err != nil || res == nil {
+	if err != nil {
+		return nil, a.gateOtherError(ctx, req, err)
+	}
+	if res == nil {
 		return res, err
 	}
 	parent := &mcp.CallToolRequest{}
@@ -430,6 +433,51 @@ func (a *adapter) gateOther(ctx context.Context, next mcp.MethodHandler, method 
 		return nil, err
 	}
 	return out, nil
+}
+
+// gateOtherError passes the server's own JSON-RPC error to a
+// resources/read, prompts/get or completion/complete through the egress
+// gate ([adapter.gateError]).
+func (a *adapter) gateOtherError(ctx context.Context, req mcp.Request, err error) error {
+	parent := &mcp.CallToolRequest{}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		parent.Session = ss
+	}
+	if ex := req.GetExtra(); ex != nil {
+		parent.Extra = ex
+	}
+	call := mcpcore.Call{Tool: mcpcore.CompleteTool, Subject: a.subjectOf(ctx, parent)}
+	switch req.(type) {
+	case *mcp.ReadResourceRequest:
+		call.Tool = mcpcore.ReadResourceTool
+	case *mcp.GetPromptRequest:
+		call.Tool = mcpcore.GetPromptTool
+	}
+	if !a.names.Guards(a.g.Config(), call.Tool) {
+		return err
+	}
+	return a.gateError(ctx, call, err)
+}
+
+// gateError passes a handler's JSON-RPC error (a plain error is one with
+// the code of an internal error, as the SDK sends it) through the egress
+// gate ([mcpcore.Shaper.GateError]): as it is within the hard cap, else
+// its message cut with a link to the whole error.
+func (a *adapter) gateError(ctx context.Context, call mcpcore.Call, err error) error {
+	code, msg, data := int64(jsonrpc.CodeInternalError), err.Error(), json.RawMessage(nil)
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		code, msg, data = we.Code, we.Message, we.Data
+	}
+	gmsg, gdata, gerr := a.shaper.GateError(ctx, call, code, msg, data)
+	switch {
+	case gerr != nil:
+		e := mcpcore.ErrorOf(gerr)
+		return &jsonrpc.Error{Code: int64(e.RPCCode()), Message: e.Text()}
+	case gmsg == msg:
+		return err
+	}
+	return &jsonrpc.Error{Code: code, Message: gmsg, Data: gdata}
 }
 
 // toResult reads the wire JSON of a tool result ctxfit built.

@@ -310,7 +310,14 @@ func (w *wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 		return w.inner.SendRequest(ctx, req)
 	}
 	resp, err := w.inner.SendRequest(ctx, req)
-	if err != nil || resp == nil || resp.Error != nil || needsInput(resp.Result) {
+	if err == nil && resp != nil && resp.Error != nil {
+		errCall := mcpcore.Call{Tool: c.Name, Subject: subject}
+		if method == mcp.MethodResourcesRead {
+			errCall.Tool = mcpcore.ReadResourceTool
+		}
+		return w.gateError(ctx, errCall, resp), nil
+	}
+	if err != nil || resp == nil || needsInput(resp.Result) {
 		return resp, err
 	}
 	var call mcpcore.Call
@@ -377,7 +384,10 @@ func (w *wrapped) sendGated(ctx context.Context, req transport.JSONRPCRequest, m
 		return w.inner.SendRequest(ctx, req)
 	}
 	resp, err := w.inner.SendRequest(ctx, req)
-	if err != nil || resp == nil || resp.Error != nil || needsInput(resp.Result) {
+	if err == nil && resp != nil && resp.Error != nil {
+		return w.gateError(ctx, call, resp), nil
+	}
+	if err != nil || resp == nil || needsInput(resp.Result) {
 		return resp, err
 	}
 	var shaped json.RawMessage
@@ -401,6 +411,32 @@ func (w *wrapped) sendGated(ctx context.Context, req transport.JSONRPCRequest, m
 	out := *resp
 	out.Result = gated
 	return &out, nil
+}
+
+// gateError passes the server's JSON-RPC error in resp, the answer to
+// call, through the egress gate ([mcpcore.Shaper.GateError]): as it came
+// within the hard cap, else its message cut with a link to the whole
+// error.
+func (w *wrapped) gateError(ctx context.Context, call mcpcore.Call, resp *transport.JSONRPCResponse) *transport.JSONRPCResponse {
+	var data json.RawMessage
+	if resp.Error.Data != nil {
+		var err error
+		if data, err = json.Marshal(resp.Error.Data); err != nil {
+			return resp
+		}
+	}
+	msg, gdata, err := w.cg.core.Shaper.GateError(ctx, call, int64(resp.Error.Code), resp.Error.Message, data)
+	out := *resp
+	switch {
+	case err != nil:
+		e := mcpcore.ErrorOf(err)
+		out.Error = &mcp.JSONRPCErrorDetails{Code: e.RPCCode(), Message: e.Text()}
+	case msg == resp.Error.Message:
+		return resp
+	default:
+		out.Error = &mcp.JSONRPCErrorDetails{Code: resp.Error.Code, Message: msg, Data: gdata}
+	}
+	return &out
 }
 
 // needsInput reports whether a result asks the client for input (a

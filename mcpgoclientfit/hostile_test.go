@@ -3,11 +3,15 @@ package mcpgoclientfit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/testing/hostile"
@@ -77,5 +81,53 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 			cg := newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hostile.HardCap, Mode: mode})
 			mcpcheck.Hostile(t, session(connect(t, hostileServer(), cg)), session(connect(t, hostileServer(), nil)), nil)
 		})
+	}
+}
+
+func TestAServersHugeErrorComesWithinTheCapWithALinkToTheWholeError(t *testing.T) {
+	huge := hostile.HugeText()
+	fail := errors.New(huge)
+	s := server.NewMCPServer("failing", "1", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+	s.AddTool(mcp.NewTool("fails"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, fail })
+	s.AddResource(mcp.NewResource("file:///fails.txt", "fails"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return nil, fail
+	})
+	s.AddPrompt(mcp.NewPrompt("fails"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, fail })
+	link := regexp.MustCompile(`ctxfit://r/\S+`)
+	ctx := context.Background()
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		c := connect(t, s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hostile.HardCap, Mode: mode}))
+		for _, tc := range []struct {
+			name string
+			call func() error
+		}{
+			{"a tool's error", func() error {
+				_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fails"}})
+				return err
+			}},
+			{"a read's error", func() error {
+				_, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///fails.txt"}})
+				return err
+			}},
+			{"a prompt's error", func() error {
+				_, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "fails"}})
+				return err
+			}},
+		} {
+			t.Run(tc.name+" in "+string(mode)+" mode is cut within the cap, the whole error behind a link", func(t *testing.T) {
+				err := tc.call()
+				require.Error(t, err)
+				assert.LessOrEqual(t, exact.Count(err.Error()), hostile.HardCap, "the error within the hard cap")
+				uri := link.FindString(err.Error())
+				require.NotEmpty(t, uri, "a link to the whole error: %.300s", err.Error())
+				whole, err := mcpcheck.ReadRanges(t, session(c), uri)
+				require.NoError(t, err)
+				var got struct {
+					Message string `json:"message"`
+				}
+				require.NoError(t, json.Unmarshal(whole, &got))
+				assert.Equal(t, huge, got.Message, "the whole error behind its link")
+			})
+		}
 	}
 }

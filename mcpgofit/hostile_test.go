@@ -3,16 +3,20 @@ package mcpgofit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/internal/testing/hostile"
 	"github.com/ctxfit/ctxfit/internal/testing/mcpcheck"
+	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 
@@ -76,5 +80,54 @@ func TestEveryHostileResultIsShapedWithinTheCapAndRebuilt(t *testing.T) {
 			require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hostile.HardCap, Mode: mode}), nil))
 			mcpcheck.Hostile(t, session(connect(t, s)), session(connect(t, hostileServer())), nil)
 		})
+	}
+}
+
+func TestAHandlersHugeErrorComesWithinTheCapWithALinkToTheWholeError(t *testing.T) {
+	huge := hostile.HugeText()
+	fail := errors.New(huge)
+	link := regexp.MustCompile(`ctxfit://r/\S+`)
+	ctx := context.Background()
+	for _, mode := range []ctxfit.Mode{ctxfit.ModeStore, ctxfit.ModeReplay} {
+		s := server.NewMCPServer("failing", "1", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+		s.AddTool(mcp.NewTool("fails"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, fail })
+		s.AddResource(mcp.NewResource("file:///fails.txt", "fails"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return nil, fail
+		})
+		s.AddPrompt(mcp.NewPrompt("fails"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, fail })
+		require.NoError(t, mcpgofit.Install(s, newGuard(t, ctxfit.Config{Threshold: 1000, HardCap: hostile.HardCap, Mode: mode}), nil))
+		c := connect(t, s)
+		for _, tc := range []struct {
+			name string
+			call func() error
+		}{
+			{"a tool's error", func() error {
+				_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fails"}})
+				return err
+			}},
+			{"a read's error", func() error {
+				_, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///fails.txt"}})
+				return err
+			}},
+			{"a prompt's error", func() error {
+				_, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "fails"}})
+				return err
+			}},
+		} {
+			t.Run(tc.name+" in "+string(mode)+" mode is cut within the cap, the whole error behind a link", func(t *testing.T) {
+				err := tc.call()
+				require.Error(t, err)
+				assert.LessOrEqual(t, mcpfittest.Count(err.Error()), hostile.HardCap, "the error within the hard cap")
+				uri := link.FindString(err.Error())
+				require.NotEmpty(t, uri, "a link to the whole error: %.300s", err.Error())
+				whole, err := mcpcheck.ReadRanges(t, session(c), uri)
+				require.NoError(t, err)
+				var got struct {
+					Message string `json:"message"`
+				}
+				require.NoError(t, json.Unmarshal(whole, &got))
+				assert.Equal(t, huge, got.Message, "the whole error behind its link")
+			})
+		}
 	}
 }

@@ -187,7 +187,7 @@ func (a *adapter) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			Unrepeatable: !mcpcore.Repeatable(readOnly, idempotent)}
 		wire, res, err := a.run(ctx, &call, readOnly, func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) })
 		if err != nil {
-			return nil, err // the tool's own error, unchanged
+			return nil, a.gateError(ctx, call, err) // the tool's own error, through the gate
 		}
 		if res == nil {
 			if res, err = mcp.ParseCallToolResult(&wire); err != nil { // served from the cache
@@ -330,16 +330,19 @@ func (a *adapter) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 func (a *adapter) readMiddleware(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		contents, err := next(ctx, req)
-		if err != nil || isInner(ctx) || strings.HasPrefix(req.Params.URI, mcpcore.ResourcePrefix) ||
+		if isInner(ctx) || strings.HasPrefix(req.Params.URI, mcpcore.ResourcePrefix) ||
 			!a.names.Guards(a.g.Config(), mcpcore.ReadResourceTool) {
 			return contents, err
+		}
+		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(req.Params.URI),
+			Subject: a.subjectOf(ctx, mcp.CallToolRequest{})}
+		if err != nil {
+			return nil, a.gateError(ctx, call, err)
 		}
 		wire, err := json.Marshal(mcp.ReadResourceResult{Contents: contents})
 		if err != nil {
 			return contents, nil
 		}
-		call := mcpcore.Call{Tool: mcpcore.ReadResourceTool, Arguments: mcpcore.ReadArguments(req.Params.URI),
-			Subject: a.subjectOf(ctx, mcp.CallToolRequest{})}
 		gated, err := a.gateOther(ctx, call, wire)
 		if err != nil {
 			return nil, err
@@ -360,8 +363,14 @@ func (a *adapter) readMiddleware(next server.ResourceHandlerFunc) server.Resourc
 func (a *adapter) promptMiddleware(next server.PromptHandlerFunc) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		res, err := next(ctx, req)
-		if err != nil || res == nil || isInner(ctx) || !a.names.Guards(a.g.Config(), mcpcore.GetPromptTool) {
+		if isInner(ctx) || !a.names.Guards(a.g.Config(), mcpcore.GetPromptTool) {
 			return res, err
+		}
+		if err != nil {
+			return nil, a.gateError(ctx, mcpcore.Call{Tool: mcpcore.GetPromptTool, Subject: a.subjectOf(ctx, mcp.CallToolRequest{})}, err)
+		}
+		if res == nil {
+			return res, nil
 		}
 		wire, err := json.Marshal(res)
 		if err != nil {
@@ -379,6 +388,32 @@ func (a *adapter) promptMiddleware(next server.PromptHandlerFunc) server.PromptH
 		}
 		return mcp.ParseGetPromptResult((*json.RawMessage)(&gated))
 	}
+}
+
+// cutError is a handler's error whose message the egress gate cut: it says
+// the cut message and unwraps to the error it stands for, so that mcp-go
+// answers it with the same JSON-RPC code.
+type cutError struct {
+	msg string
+	err error
+}
+
+func (e *cutError) Error() string { return e.msg }
+func (e *cutError) Unwrap() error { return e.err }
+
+// gateError passes a handler's error, which mcp-go answers as a JSON-RPC
+// error with its message, through the egress gate
+// ([mcpcore.Shaper.GateError]): as it is within the hard cap, else its
+// message cut with a ctxfit://r/ link to the whole error.
+func (a *adapter) gateError(ctx context.Context, call mcpcore.Call, err error) error {
+	msg, _, gerr := a.shaper.GateError(ctx, call, mcp.INTERNAL_ERROR, err.Error(), nil)
+	switch {
+	case gerr != nil:
+		return &cutError{msg: mcpcore.ErrorOf(gerr).Text(), err: err}
+	case msg == err.Error():
+		return err
+	}
+	return &cutError{msg: msg, err: err}
 }
 
 // gateCompletion passes a completion/complete result through the egress

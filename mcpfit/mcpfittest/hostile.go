@@ -3,11 +3,16 @@ package mcpfittest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/hostile"
 	"github.com/ctxfit/ctxfit/internal/testing/mcpcheck"
 )
@@ -154,4 +159,73 @@ func ReadRanges(t testing.TB, cs *mcp.ClientSession, uri string) ([]byte, error)
 func WithoutSDKMeta(t testing.TB, raw []byte) []byte {
 	t.Helper()
 	return mcpcheck.WithoutSDKMeta(t, raw)
+}
+
+// FailingServer is an MCP server (official SDK) whose tool "fails",
+// resource [FailingURI] and prompt "fails" each fail with rpcErr, a
+// JSON-RPC error (a huge one, for [CheckHugeErrors]).
+func FailingServer(rpcErr *jsonrpc.Error) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "failing", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, rpcErr })
+	s.AddResource(&mcp.Resource{URI: FailingURI, Name: "fails"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return nil, rpcErr })
+	s.AddPrompt(&mcp.Prompt{Name: "fails"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, rpcErr })
+	return s
+}
+
+// FailingURI is the resource of [FailingServer].
+const FailingURI = "file:///fails.txt"
+
+// HugeError is a JSON-RPC error some 30,000 tokens long, in its message
+// and in its data, for [FailingServer].
+func HugeError() *jsonrpc.Error {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "at frame %d: the upstream failed to open the file\n", i)
+	}
+	data, _ := json.Marshal(map[string]any{"trace": b.String()})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: b.String(), Data: data}
+}
+
+// CheckHugeErrors calls the tool, reads the resource and gets the prompt
+// of [FailingServer](rpcErr) through cs (a session of ctxfit in front of
+// it): each error comes with its code, within hardCap by exact count of
+// its message and data, and its data links to the whole error, which
+// reads back by ranges as it was.
+func CheckHugeErrors(t *testing.T, cs *mcp.ClientSession, rpcErr *jsonrpc.Error, hardCap int) {
+	ctx := context.Background()
+	whole, err := json.Marshal(map[string]any{"code": rpcErr.Code, "message": rpcErr.Message, "data": rpcErr.Data})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"a tool's error", func() error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fails", Arguments: map[string]any{}})
+			return err
+		}},
+		{"a read's error", func() error {
+			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: FailingURI})
+			return err
+		}},
+		{"a prompt's error", func() error {
+			_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "fails"})
+			return err
+		}},
+	} {
+		t.Run(tc.name+" is cut within the cap, the whole error behind a link", func(t *testing.T) {
+			var got *jsonrpc.Error
+			require.ErrorAs(t, tc.call(), &got)
+			assert.Equal(t, rpcErr.Code, got.Code, "the code as it came")
+			assert.LessOrEqual(t, Count(got.Message)+Count(string(got.Data)), hardCap, "the error within the hard cap")
+			var held map[string]any
+			require.NoError(t, json.Unmarshal(got.Data, &held))
+			uri, _ := held[mcpcore.MetaErrorOriginal].(string)
+			require.NotEmpty(t, uri, "a link to the whole error: %.300s", got.Data)
+			read, err := ReadRanges(t, cs, uri)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(whole), string(read), "the whole error behind its link")
+		})
+	}
 }
