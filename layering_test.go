@@ -42,3 +42,30 @@ func TestDriversSettingsAndConcernsDoNotImportTheEngine(t *testing.T) {
 	}
 	assert.Empty(t, offenders, "these packages depend on %s; move what they need out of the engine", engine)
 }
+
+// examples is the import path of the example programs. They are
+// documentation: product code, tools and tests take their demo data from
+// internal/demodata, never from here.
+const examples = engine + "/examples"
+
+func TestNoPackageOutsideExamplesImportsExamples(t *testing.T) {
+	// One line per package of the workspace: its path, then its imports and
+	// its tests' imports.
+	out := goCommand(t, nil, "list", "-e", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, engine+"/...")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.NotEmpty(t, lines)
+	var offenders []string
+	for _, line := range lines {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if pkg == examples || strings.HasPrefix(pkg, examples+"/") {
+			continue
+		}
+		for imp := range strings.FieldsSeq(imports) {
+			if imp == examples || strings.HasPrefix(imp, examples+"/") {
+				offenders = append(offenders, pkg+" imports "+imp)
+			}
+		}
+	}
+	assert.Empty(t, offenders, "move what these packages need from examples/ to internal/demodata")
+}
