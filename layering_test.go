@@ -43,6 +43,19 @@ func TestDriversSettingsAndConcernsDoNotImportTheEngine(t *testing.T) {
 	assert.Empty(t, offenders, "these packages depend on %s; move what they need out of the engine", engine)
 }
 
+func TestTheEngineDoesNotImportTheCache(t *testing.T) {
+	// The cache sits in front of a Fetch, put there by the adapters
+	// (internal/cachedfetch); the engine knows nothing of it.
+	out := goCommand(t, nil, "list", "-e", "-deps", "-f", "{{.ImportPath}}", engine)
+	var cached []string
+	for dep := range strings.FieldsSeq(string(out)) {
+		if dep == engine+"/cache" || strings.HasPrefix(dep, engine+"/cache/") || dep == engine+"/internal/cachedfetch" {
+			cached = append(cached, dep)
+		}
+	}
+	assert.Empty(t, cached, "the engine depends on these cache packages; wrap the Fetch in the adapter instead")
+}
+
 // examples is the import path of the example programs. They are
 // documentation: product code, tools and tests take their demo data from
 // internal/demodata, never from here.
