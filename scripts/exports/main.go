@@ -7,6 +7,7 @@
 //
 //	go run ./scripts/exports            # from the repository root
 //	go run ./scripts/exports -root DIR
+//	go run ./scripts/exports -names     # and each package's names
 //
 // It reads the source with go/parser and follows no build tags: a name
 // declared in files for several platforms counts once.
@@ -20,6 +21,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +44,7 @@ type count struct {
 
 func main() {
 	root := flag.String("root", ".", "the repository's root directory")
+	names := flag.Bool("names", false, "list each package's exported names under its line")
 	flag.Parse()
 	counts, err := walk(*root)
 	if err != nil {
@@ -54,10 +57,18 @@ func main() {
 	var top, methods int
 	for _, c := range counts {
 		fmt.Printf("%4d %4d  %s\n", len(c.topLevel), len(c.methods), c.dir)
+		if *names {
+			fmt.Printf("\t%s\n\t%s\n", strings.Join(sorted(c.topLevel), " "), strings.Join(sorted(c.methods), " "))
+		}
 		top += len(c.topLevel)
 		methods += len(c.methods)
 	}
 	fmt.Printf("%d public packages: %d exported top-level names, %d with methods\n", len(counts), top, top+methods)
+}
+
+// sorted returns the keys of set in order.
+func sorted(set map[string]bool) []string {
+	return slices.Sorted(maps.Keys(set))
 }
 
 // walk returns the counts of the public packages below root.
