@@ -1,7 +1,6 @@
 package ctxfit
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -757,5 +756,3 @@ func (s *shaper) serveCut(r ref) (Result, error) {
 // cutEnvelopeBytes bounds the bytes a cut's envelope adds to its content:
 // field names, numbers, the cursor and the budget metadata.
 const cutEnvelopeBytes = 600
-
-var _ = bytes.Equal

@@ -1,6 +1,11 @@
 package ctxfit_test
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,4 +46,59 @@ func TestDriversSettingsAndConcernsDoNotImportTheEngine(t *testing.T) {
 		}
 	}
 	assert.Empty(t, offenders, "these packages depend on %s; move what they need out of the engine", engine)
+}
+
+func TestTheEngineDoesNotImportTheCache(t *testing.T) {
+	// The cache sits in front of a Fetch, put there by the adapters
+	// (internal/cachedfetch); the engine knows nothing of it.
+	out := goCommand(t, nil, "list", "-e", "-deps", "-f", "{{.ImportPath}}", engine)
+	var cached []string
+	for dep := range strings.FieldsSeq(string(out)) {
+		if dep == engine+"/cache" || strings.HasPrefix(dep, engine+"/cache/") || dep == engine+"/internal/cachedfetch" {
+			cached = append(cached, dep)
+		}
+	}
+	assert.Empty(t, cached, "the engine depends on these cache packages; wrap the Fetch in the adapter instead")
+}
+
+// examples is the import path of the example programs. They are
+// documentation: product code, tools and tests take their demo data from
+// internal/demodata, never from here.
+const examples = engine + "/examples"
+
+func TestNoPackageOutsideExamplesImportsExamples(t *testing.T) {
+	// Every Go file of the repository outside examples/, tests and build
+	// tags included, in every module (benchmarks/ is outside the workspace).
+	var offenders []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "examples", "node_modules", "testdata", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, spec := range f.Imports {
+			imp, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				return err
+			}
+			if imp == examples || strings.HasPrefix(imp, examples+"/") {
+				offenders = append(offenders, path+" imports "+imp)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, offenders, "move what these files need from examples/ to internal/demodata")
 }

@@ -2,7 +2,6 @@ package ctxfit
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/ctxfit/ctxfit/chunk"
@@ -205,7 +204,3 @@ func refOf(p cursor.Payload) (ref, error) {
 	}
 	return r, nil
 }
-
-// errCarried is returned when a drill-down or tool arguments are too large
-// to travel in a replay-mode cursor.
-var errCarried = errors.New("ctxfit: too large to continue in replay mode")

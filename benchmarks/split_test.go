@@ -13,7 +13,7 @@ import (
 	"github.com/tmc/langchaingo/textsplitter"
 
 	"github.com/ctxfit/ctxfit/chunk"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 const (

@@ -10,21 +10,20 @@
 //
 // # Use
 //
-// Create one [Cache] per process with [New] and wrap the Fetch of each
-// request with ctxfit.Cached, or with ctxfit.CachedHTTP when the Fetch runs
-// an HTTP handler (httpfit does):
+// Create one [Cache] per process with [New] and give it to an adapter
+// (httpfit.Options.Cache, mcpfit.Options.Cache, mcpgofit.Options.Cache),
+// which puts it in front of every Fetch:
 //
 //	c := cache.New(nil) // 1 hour, 1,000 entries, 64 MiB, least recently used goes first
 //	defer c.Close()
-//	res, err := guard.Handle(ctx, req, ctxfit.Cached(c, req, fetch))
 //
-// A nil *Cache is valid there and means no caching, so an adapter can keep
-// an optional *Cache and wrap unconditionally.
+// A nil *Cache is valid there and means no caching.
 //
-// The package does not import the engine: what it reads of a request is a
-// [Request], and [Cache.Lookup] and [Cache.LookupHTTP] prepare the lookup
-// of one, which [Lookup.Do] runs with a fetch of an [Entry]. ctxfit.Cached
-// is that, for a ctxfit.Request and a ctxfit.Fetch.
+// The package does not import the engine, nor the engine this package: what
+// it reads of a request is a [Request], and [Cache.Lookup] and
+// [Cache.LookupHTTP] prepare the lookup of one, which [Lookup.Do] runs with
+// a fetch of an [Entry]. An adapter of your own runs a Fetch that way: on a
+// miss Lookup.Do runs the fetch and stores its Entry.
 //
 // # Keys
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/cachedfetch"
 	"github.com/ctxfit/ctxfit/telemetry"
 )
 
@@ -51,7 +52,7 @@ func TestCached(t *testing.T) {
 				return tt.resp, tt.err
 			}
 			for _, r := range []ctxfit.Request{req, tt.second} {
-				got, err := ctxfit.Cached(c, r, fetch)(ctx)
+				got, err := cachedfetch.Wrap(c, r, fetch)(ctx)
 				if tt.err != nil {
 					require.ErrorIs(t, err, tt.err)
 					continue
@@ -71,7 +72,7 @@ func TestCachedWithNilCacheReturnsTheFetch(t *testing.T) {
 		calls++
 		return ctxfit.Response{Body: []byte("x")}, nil
 	})
-	w := ctxfit.Cached(nil, ctxfit.Request{}, fetch)
+	w := cachedfetch.Wrap(nil, ctxfit.Request{}, fetch)
 	for range 2 {
 		_, err := w(context.Background())
 		require.NoError(t, err)
@@ -97,10 +98,10 @@ func TestCachedServesEveryPageOfACachedResponse(t *testing.T) {
 		return ctxfit.Response{Body: body, ContentType: "application/json"}, nil
 	}
 	req := ctxfit.Request{Endpoint: "GET /items", Path: "/items"}
-	first, err := g.Handle(context.Background(), req, ctxfit.Cached(c, req, fetch))
+	first, err := g.Handle(context.Background(), req, cachedfetch.Wrap(c, req, fetch))
 	require.NoError(t, err)
 	require.True(t, first.Shaped, "the response is over budget and paged")
-	again, err := g.Handle(context.Background(), req, ctxfit.Cached(c, req, fetch))
+	again, err := g.Handle(context.Background(), req, cachedfetch.Wrap(c, req, fetch))
 	require.NoError(t, err)
 	assert.Equal(t, string(first.Body[:40]), string(again.Body[:40]), "a hit is shaped like the miss")
 	assert.Equal(t, 1, calls, "the second request is served from the cache")
@@ -125,7 +126,7 @@ func TestTheGuardRecordsCacheHitsAndMisses(t *testing.T) {
 		return ctxfit.Response{Body: []byte(`[1,2,3]`), ContentType: "application/json"}, nil
 	}
 	for range 2 {
-		_, err := g.Handle(context.Background(), req, ctxfit.Cached(c, req, fetch))
+		_, err := g.Handle(context.Background(), req, cachedfetch.Wrap(c, req, fetch))
 		require.NoError(t, err)
 	}
 	require.NoError(t, g.Close()) // flushes telemetry

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/cachedfetch"
 )
 
 // httpFetch returns a Fetch that reports header to the cache and answers
@@ -28,7 +29,7 @@ func TestCachedHTTP(t *testing.T) {
 	req := ctxfit.Request{Endpoint: "GET /orders", Path: "/orders"}
 	get := func(t *testing.T, c *cache.Cache, r cache.HTTP, fetch ctxfit.Fetch) ctxfit.Response {
 		t.Helper()
-		resp, err := ctxfit.CachedHTTP(c, req, r, fetch)(t.Context())
+		resp, err := cachedfetch.WrapHTTP(c, req, r, fetch)(t.Context())
 		require.NoError(t, err)
 		return resp
 	}
@@ -124,7 +125,7 @@ func TestCachedHTTPSharesAFetchOnlyWithTheSameVariant(t *testing.T) {
 			require.Eventually(t, func() bool { return calls.Load() == 1 }, 30*time.Second, time.Millisecond)
 		}
 		wg.Go(func() {
-			resp, err := ctxfit.CachedHTTP(c, req, lang(l), fetch(l))(t.Context())
+			resp, err := cachedfetch.WrapHTTP(c, req, lang(l), fetch(l))(t.Context())
 			assert.NoError(t, err)
 			got[i] = string(resp.Body)
 		})

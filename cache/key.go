@@ -14,8 +14,8 @@ import (
 )
 
 // Request is what selects an upstream response: the fields of a
-// ctxfit.Request that the cache keys on (see [Key]). ctxfit.Cached and
-// ctxfit.CachedHTTP take them from the request the Guard handles; ctxfit's
+// ctxfit.Request that the cache keys on (see [Key]). The adapters take them
+// from the request the Guard handles; ctxfit's
 // own parameters (cursor, limit, fields, line range) are not among them, as
 // the cache holds the full upstream response.
 //

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ctxfit/ctxfit/chunk"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 var benchSizes = []int{10 << 10, 100 << 10, 1 << 20}

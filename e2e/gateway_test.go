@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ctxfit/ctxfit/examples/bookings"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookings"
 	"github.com/ctxfit/ctxfit/mcpfit/mcpfittest"
 )
 

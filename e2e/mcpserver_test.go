@@ -29,7 +29,7 @@ func TestTheMCPServerExampleOverStdioLosesNothingAndStaysUnderTheHardCap(t *test
 }
 
 // bookingToolsLoseNothing follows every cursor and drill-down of the example
-// bookings tools (examples/bookingtools) through guarded and checks that they
+// bookings tools (internal/demodata/bookingtools) through guarded and checks that they
 // rebuild what raw answers, byte for byte and within the hard cap. A
 // non-empty skipLog skips following read_log, with that reason.
 func bookingToolsLoseNothing(t *testing.T, guardedCS, rawCS *mcp.ClientSession, skipLog string) {

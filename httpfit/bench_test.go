@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/httpfit"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // listOf returns a JSON array of generated records of about n bytes.

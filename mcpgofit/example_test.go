@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/examples/bookingtools"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookingtools"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 	"github.com/ctxfit/ctxfit/internal/testing/follow"
 	"github.com/ctxfit/ctxfit/mcpgofit"

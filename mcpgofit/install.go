@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/cachedfetch"
 	"github.com/ctxfit/ctxfit/internal/jsonwire"
 	"github.com/ctxfit/ctxfit/internal/mcpcore"
 )
@@ -274,7 +275,7 @@ func (a *adapter) run(ctx context.Context, call *mcpcore.Call, cacheable bool, e
 		return ctxfit.Response{Body: b, ContentType: resultType}, nil
 	}
 	if a.cache != nil && cacheable {
-		fetch = ctxfit.Cached(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
+		fetch = cachedfetch.Wrap(a.cache, ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments}, fetch)
 	}
 	resp, err := fetch(ctx)
 	call.CacheHit = resp.CacheHit

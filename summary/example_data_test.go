@@ -3,10 +3,10 @@ package summary_test
 import (
 	"encoding/json"
 
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
-// The example data sets of the tests live in examples/corpus, shared with the
+// The example data sets of the tests live in internal/demodata/corpus, shared with the
 // demo: a verbose booking of more than 3,000 tokens and an animal record with
 // 48 scored traits.
 

@@ -8,7 +8,7 @@ import (
 	"github.com/ctxfit/ctxfit/budget"
 	"github.com/ctxfit/ctxfit/chunk"
 	"github.com/ctxfit/ctxfit/cursor"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // demoChunk cuts a generated 10,000-line log into chunks, follows every

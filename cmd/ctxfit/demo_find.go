@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/examples/bookingtools"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookingtools"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // addFindTools adds the tools demoFind asks questions of: read_log serves

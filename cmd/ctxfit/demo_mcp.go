@@ -12,7 +12,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpfit"
 )
 

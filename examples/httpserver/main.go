@@ -16,7 +16,7 @@
 //
 // Routes:
 //
-//	/api/v1/...    the API of examples/bookings, behind httpfit.Middleware
+//	/api/v1/...    the API of internal/demodata/bookings, behind httpfit.Middleware
 //	/debug/ctxfit  httpfit.HealthHandler over a telemetry.Aggregate: the
 //	               status (ok or degraded) and summaries of the traffic
 //	/metrics       OpenTelemetry metrics (telemetry/otelsink) through the
@@ -64,8 +64,8 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
-	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/httpfit"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookings"
 	"github.com/ctxfit/ctxfit/store"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 	"github.com/ctxfit/ctxfit/telemetry"

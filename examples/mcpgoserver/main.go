@@ -43,7 +43,7 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/config"
-	"github.com/ctxfit/ctxfit/examples/bookingtools"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookingtools"
 	"github.com/ctxfit/ctxfit/mcpgofit"
 	"github.com/ctxfit/ctxfit/store/redisstore"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ctxfit/ctxfit/examples/corpus"
 	"github.com/ctxfit/ctxfit/internal/bpe"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // checkSafeCuts checks, for every position SafeCut accepts, that each

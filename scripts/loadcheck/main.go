@@ -34,7 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxfit/ctxfit/examples/bookings"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookings"
 )
 
 type variant struct{ status, order string }

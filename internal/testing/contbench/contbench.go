@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // List returns a JSON list of corpus items of about n bytes.

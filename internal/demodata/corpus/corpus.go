@@ -4,9 +4,9 @@
 // same arguments always give the same bytes, so ctxfit's tests, benchmarks
 // and demo use it too.
 //
-// It is not part of ctxfit's API: it exists so that the programs under
-// examples/ use nothing but public packages and can be copied out of the
-// tree. Its functions are safe for concurrent use.
+// It is internal, not part of ctxfit's API: product code and tests import
+// it from here, never from examples/ (layering_test.go holds the rule). Its
+// functions are safe for concurrent use.
 package corpus
 
 import (

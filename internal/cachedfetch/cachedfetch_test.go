@@ -1,4 +1,4 @@
-package ctxfit_test
+package cachedfetch_test
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/ctxfit/ctxfit"
 	"github.com/ctxfit/ctxfit/cache"
+	"github.com/ctxfit/ctxfit/internal/cachedfetch"
 )
 
-func ExampleCached() {
+func ExampleWrap() {
 	c := cache.New(nil) // 1 hour, 1,000 entries, 64 MiB
 	defer c.Close()
 	fetch := func(context.Context) (ctxfit.Response, error) {
@@ -22,8 +23,8 @@ func ExampleCached() {
 	first := ctxfit.Request{Endpoint: "list_bookings", Filters: []byte(`{"status":"open","city":"Oslo"}`)}
 	second := ctxfit.Request{Endpoint: "list_bookings", Filters: []byte(`{"city":"Oslo","status":"open"}`), Limit: 10}
 	for _, req := range []ctxfit.Request{first, second} {
-		// In an adapter: g.Handle(ctx, req, ctxfit.Cached(c, req, fetch))
-		resp, _ := ctxfit.Cached(c, req, fetch)(context.Background())
+		// In an adapter: g.Handle(ctx, req, cachedfetch.Wrap(c, req, fetch))
+		resp, _ := cachedfetch.Wrap(c, req, fetch)(context.Background())
 		fmt.Println(string(resp.Body))
 	}
 	// Output:
@@ -32,7 +33,7 @@ func ExampleCached() {
 	// [{"id":1}]
 }
 
-func ExampleCachedHTTP() {
+func ExampleWrapHTTP() {
 	c := cache.New(nil)
 	defer c.Close()
 	// What an HTTP adapter's Fetch does: run the handler, report its
@@ -47,7 +48,7 @@ func ExampleCachedHTTP() {
 	req := ctxfit.Request{Endpoint: "GET /greeting", Path: "/greeting"}
 	for _, lang := range []string{"en", "fr", "en"} {
 		r := cache.HTTP{Header: map[string][]string{"Accept-Language": {lang}}, RawQuery: "style=short"}
-		resp, _ := ctxfit.CachedHTTP(c, req, r, handler(lang))(context.Background())
+		resp, _ := cachedfetch.WrapHTTP(c, req, r, handler(lang))(context.Background())
 		fmt.Println(string(resp.Body), "hit:", *resp.CacheHit)
 	}
 	// Output:
@@ -58,18 +59,18 @@ func ExampleCachedHTTP() {
 	// {"greeting":"en"} hit: true
 }
 
-func TestCachedReportsNoCacheHitOnAClosedCache(t *testing.T) {
+func TestWrapReportsNoCacheHitOnAClosedCache(t *testing.T) {
 	c := cache.New(nil)
 	req := ctxfit.Request{Endpoint: "list"}
 	fetch := func(context.Context) (ctxfit.Response, error) {
 		return ctxfit.Response{Body: []byte(`[1]`)}, nil
 	}
-	resp, err := ctxfit.Cached(c, req, fetch)(t.Context())
+	resp, err := cachedfetch.Wrap(c, req, fetch)(t.Context())
 	require.NoError(t, err)
 	require.NotNil(t, resp.CacheHit)
 	assert.False(t, *resp.CacheHit, "an open cache reports a miss")
 	require.NoError(t, c.Close())
-	resp, err = ctxfit.Cached(c, req, fetch)(t.Context())
+	resp, err = cachedfetch.Wrap(c, req, fetch)(t.Context())
 	require.NoError(t, err)
 	assert.Nil(t, resp.CacheHit, "a closed cache is not consulted")
 	assert.Equal(t, "[1]", string(resp.Body))

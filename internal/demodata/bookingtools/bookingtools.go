@@ -2,9 +2,8 @@
 // the example MCP servers' tools (examples/mcpserver for the official Go SDK
 // and examples/mcpgoserver for mark3labs/mcp-go), plain functions over the
 // deterministic corpus, so both examples serve the same bytes and their
-// tests can compare them; and [Guard], the guard both examples install. It
-// is not part of ctxfit's API; it is public so that the examples can be
-// copied out of the tree.
+// tests can compare them; and [Endpoints], the per-tool settings both
+// examples install. It is internal, not part of ctxfit's API.
 //
 // The data functions are pure; everything is safe for concurrent use.
 package bookingtools
@@ -14,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // BookingCount is the number of bookings [ListBookings] knows.

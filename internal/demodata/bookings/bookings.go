@@ -2,8 +2,7 @@
 // examples/httpserver serves and the demo command and ctxfit's tests share, a
 // small net/http API over generated, deterministic data (package corpus)
 // whose responses are too large for an LLM's context window as they are. It
-// is not part of ctxfit's API; it is public so that the examples can be
-// copied out of the tree.
+// is internal, not part of ctxfit's API.
 //
 // Routes of [Handler]:
 //
@@ -29,7 +28,7 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/examples/corpus"
+	"github.com/ctxfit/ctxfit/internal/demodata/corpus"
 )
 
 // Route patterns of [Handler], in net/http ServeMux syntax. They are also the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ctxfit/ctxfit/budget"
-	"github.com/ctxfit/ctxfit/examples/bookings"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookings"
 )
 
 func get(target string) *httptest.ResponseRecorder {
