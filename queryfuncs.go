@@ -121,6 +121,7 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, limit
 		gojq.WithFunction("_ctxfit_sized", 0, 0, x.sized),
 		gojq.WithFunction("_ctxfit_split", 1, 1, x.split),
 		gojq.WithFunction("_ctxfit_imploded", 0, 0, x.imploded),
+		gojq.WithFunction("_ctxfit_parsed", 0, 0, x.parsed),
 	}
 }
 
@@ -904,11 +905,15 @@ def _ctxfit_downcase0: ascii_downcase;
 def ascii_downcase: _ctxfit_sized | _ctxfit_downcase0;
 def _ctxfit_upcase0: ascii_upcase;
 def ascii_upcase: _ctxfit_sized | _ctxfit_upcase0;
+def _ctxfit_fromjson0: fromjson;
+def fromjson: _ctxfit_parsed | _ctxfit_fromjson0;
+def INDEX(stream; idx_expr): [stream | {(idx_expr | tostring): .} | _ctxfit_held] | add // {};
+def INDEX(idx_expr): INDEX(.[]; idx_expr);
 .`
 
 // heldFuncNames are words in the names of the functions jqHeldDefs
 // defines again.
-var heldFuncNames = []string{"map", "_by", "entries", "walk", "combinations", "del", "JOIN", "split", "implode", "ascii_"}
+var heldFuncNames = []string{"map", "_by", "entries", "walk", "combinations", "del", "JOIN", "split", "implode", "ascii_", "fromjson", "INDEX"}
 
 // rewriteOps turns every +, - and * of q into a call of jqOpDefs'
 // _add, _subtract or _multiply, with the same operands; gojq compiles
@@ -1317,6 +1322,40 @@ func (x *jqFuncs) imploded(v any, _ []any) any {
 		if err := x.hold(4 * len(a)); err != nil {
 			return err
 		}
+	}
+	return v
+}
+
+// parsed is _ctxfit_parsed: its input, a JSON text fromjson parses,
+// counted by hold before it is parsed as what the values it holds take in
+// memory (arrayItemBytes for each value or entry a comma, a colon or an
+// opening bracket starts, besides the text's own bytes): "[0,0,0]" is 2
+// bytes an item as text and about 24 in memory, and would pass the bound
+// in one step. An error when that is over the query's bound.
+func (x *jqFuncs) parsed(v any, _ []any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v // gojq says what is wrong
+	}
+	n, in, esc := len(s)+arrayItemBytes, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case esc:
+			esc = false
+		case in:
+			esc, in = c == '\\', c != '"'
+		case c == '"':
+			in = true
+		case c == ',' || c == ':' || c == '[' || c == '{':
+			n += arrayItemBytes
+		}
+	}
+	if n > x.limit {
+		return x.tooLarge(n)
+	}
+	if err := x.hold(n); err != nil {
+		return err
 	}
 	return v
 }
