@@ -381,7 +381,8 @@ func TestFromjsonCountsWhatItParsesBeforeItParses(t *testing.T) {
 		return results(t, code, nil)
 	}
 	assert.Contains(t, run(`"[" + "0," * 10000 + "0]" | fromjson | length`), "error: the query builds a value of")
-	assert.Contains(t, run(`[range(20) | "[" + "0," * 1000 + "0]" | fromjson | length] | add`), "error: the query builds more than its limit")
+	assert.Contains(t, run(`[range(20) | "[" + "0," * 1000 + "0]" | fromjson]`), "error: the query builds more than its limit")
+	assert.Equal(t, "20020", run(`[range(20) | "[" + "0," * 1000 + "0]" | fromjson | length] | add`), "what is parsed and dropped is given back")
 	t.Run("within the bound it answers as gojq does", func(t *testing.T) {
 		for _, expr := range []string{`"[" + "0," * 100 + "0]" | fromjson | length`, `"{\"a\":[1,\"x,[{\\\"\"]}" | fromjson`,
 			`"nan" | fromjson`, `"{" | try fromjson catch .`, `1 | try fromjson catch .`, `"1 2" | try fromjson catch .`, `[1, {"a": "b"}] | tojson | fromjson`} {
@@ -413,6 +414,45 @@ func TestINDEXIsLinearAndAnswersAsGojqDoes(t *testing.T) {
 		assert.Equal(t, "5000", got)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
 	})
+}
+
+func TestAQueryThatCollectsOverALargeInputSeveralTimesGivesBackWhatItDropped(t *testing.T) {
+	// The count only grew: what a step built and the next dropped (the
+	// pieces split counts, the JSON texts tojson writes) stayed counted
+	// until the query ended. A collection now gives back what it built and
+	// does not hold, for each item when the step that makes it builds; what
+	// a query holds stays counted.
+	const limit = 64 << 10
+	items := make([]any, 300)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "text": strings.Repeat("word ", 40)}
+	}
+	run := func(expr string) string {
+		q, err := gojq.Parse(expr)
+		require.NoError(t, err)
+		code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+		require.NoError(t, err)
+		return results(t, code, items)
+	}
+	for _, expr := range []string{
+		`[.[] | .text | split(" ") | length] | add`,
+		`map(.text | split(" ") | length) | add`,
+		`[range(10) as $i | [.[] | tojson | length] | add] | add`,
+		`{words: ([.[] | .text | split(" ") | length] | add), long: ([.[] | select(.text | length > 100) | .id] | length),
+		  json: (map(tojson | length) | add), ids: (map(.id) | add), pairs: ([.[] | [.id, .text | length]] | length)}`,
+	} {
+		t.Run(expr+" answers as gojq does", func(t *testing.T) {
+			got := run(expr)
+			require.NotContains(t, got, "error")
+			assert.Equal(t, gojqResults(t, items, expr, false), got)
+		})
+	}
+	for _, expr := range []string{`[.[] | .text | split(" ")] | length`, `map(.text | split(" ")) | length`, `[.[] | tojson] | length`,
+		`[range(1e9) | tostring | . + "x" | length] | length`, `[range(1e9) as $i | [.[] | .id]] | length`} {
+		t.Run(expr+" still stops at the bound", func(t *testing.T) {
+			assert.Contains(t, run(expr), "error: the query builds more than its limit")
+		})
+	}
 }
 
 // FuzzQueryAnswersAsGojq runs a jq expression with ctxfit's bounds and
