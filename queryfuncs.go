@@ -239,8 +239,9 @@ func needsContext(re string) bool {
 // runeReader, not as a string: Go's regexp then runs its NFA, whose work
 // is the runes it reads, where over a string it may run its backtracker,
 // which clears a table as long as the rest of the string for every search
-// (a pattern that matches the empty string, searched from each position of
-// a string of 80,000 characters, took 3.2 billion steps). The reader
+// (a pattern that matches the empty string, searched from each position,
+// took time quadratic in strings up to the backtracker's size, about
+// 80,000 bytes for a small pattern). The reader
 // counts what every search of a call reads against a bound linear in the
 // string (readsPerByte), so that a pattern that reads the rest of the
 // string again for each match (a*b|a over a run of a's) is an error

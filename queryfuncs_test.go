@@ -505,6 +505,13 @@ func FuzzQueryAnswersAsGojq(f *testing.F) {
 		if !ok || !ok2 || strings.Contains(got, "error: the query builds") || strings.Contains(got, "error: the query sets item") {
 			return
 		}
+		if strings.HasPrefix(got, "error: invalid path against: ") && !strings.HasPrefix(want, "error: ") {
+			// gojq takes a path through an operator whose result equals the
+			// value at the path (.c + 0 = 0 sets .c); jq's answer is an
+			// error ("Invalid path expression"), and so is ctxfit's, whose
+			// operators are functions of their values.
+			return
+		}
 		assert.Equal(t, want, got, "%s", expr)
 	})
 }
