@@ -1038,9 +1038,11 @@ func rewriteOps(q *gojq.Query, ownMap bool) bool {
 			// collecting built and the array does not hold is given back
 			// (released).
 			q := t.Array.Query
+			each := q.Op == gojq.OpPipe && q.Left != nil && q.Right != nil && len(q.FuncDefs) == 0 && len(q.Patterns) == 0 &&
+				!buildsOnlyItsOutput(q.Right) // before its operators are rewritten
 			query(q)
 			var c *gojq.Query
-			if q.Op == gojq.OpPipe && q.Left != nil && q.Right != nil && len(q.FuncDefs) == 0 && len(q.Patterns) == 0 && !buildsOnlyItsOutput(q.Right) {
+			if each {
 				// [a | b]: what b builds for each output of a, given
 				// back once b is done with it.
 				c = parseDefs(`_ctxfit_mark as $__ctxfit_mark | [_ctxfit_a | (_ctxfit_mark as $__ctxfit_item | ` +
@@ -1092,10 +1094,14 @@ func rewriteOps(q *gojq.Query, ownMap bool) bool {
 }
 
 // buildsOnlyItsOutput reports whether q surely builds nothing but the
-// values it outputs (paths of names and indices, literals, comparisons,
-// select, objects of such values): then a collection of its outputs holds
-// all it built, and has nothing to give back for each.
-func buildsOnlyItsOutput(q *gojq.Query) bool {
+// values it outputs (an object of paths, an arithmetic of paths and
+// literals, comparisons, select...): then a collection of its outputs
+// holds all it built, and has nothing to give back for each.
+func buildsOnlyItsOutput(q *gojq.Query) bool { return builds(q, true) }
+
+// builds reports whether q surely builds nothing, or (output) nothing but
+// the values it outputs.
+func builds(q *gojq.Query, output bool) bool {
 	if q == nil {
 		return true
 	}
@@ -1103,13 +1109,19 @@ func buildsOnlyItsOutput(q *gojq.Query) bool {
 		return false
 	}
 	switch q.Op {
-	case 0, gojq.OpPipe, gojq.OpComma, gojq.OpAlt, gojq.OpAnd, gojq.OpOr:
+	case 0:
+	case gojq.OpPipe: // what the left builds, the right may drop
+		return builds(q.Left, false) && builds(q.Right, output)
+	case gojq.OpComma, gojq.OpAlt:
+		return builds(q.Left, output) && builds(q.Right, output)
+	case gojq.OpAnd, gojq.OpOr, gojq.OpEq, gojq.OpNe, gojq.OpLt, gojq.OpLe, gojq.OpGt, gojq.OpGe:
+		return builds(q.Left, false) && builds(q.Right, false)
+	case gojq.OpAdd, gojq.OpSub, gojq.OpMul, gojq.OpDiv, gojq.OpMod:
+		// A number and another value make a number, or an error; else
+		// the operator builds its output (a string, an array).
+		number := (q.Op == gojq.OpAdd || q.Op == gojq.OpSub) && (numberLiteral(q.Left) || numberLiteral(q.Right))
+		return (output || number) && builds(q.Left, false) && builds(q.Right, false)
 	default:
-		if q.Op < gojq.OpEq || q.Op > gojq.OpLe {
-			return false
-		}
-	}
-	if !buildsOnlyItsOutput(q.Left) || !buildsOnlyItsOutput(q.Right) {
 		return false
 	}
 	t := q.Term
@@ -1117,38 +1129,49 @@ func buildsOnlyItsOutput(q *gojq.Query) bool {
 		return true
 	}
 	for _, s := range t.SuffixList {
-		if s.Index != nil && (s.Index.Str != nil || !buildsOnlyItsOutput(s.Index.Start) || !buildsOnlyItsOutput(s.Index.End)) {
+		if s.Index != nil && (s.Index.Str != nil || !builds(s.Index.Start, false) || !builds(s.Index.End, false)) {
 			return false
 		}
+	}
+	if len(t.SuffixList) > 0 {
+		output = false // what the term makes, its suffixes index
 	}
 	switch t.Type {
 	case gojq.TermTypeIdentity, gojq.TermTypeRecurse, gojq.TermTypeNull, gojq.TermTypeTrue, gojq.TermTypeFalse, gojq.TermTypeNumber:
 		return true
 	case gojq.TermTypeIndex:
-		return t.Index.Str == nil && buildsOnlyItsOutput(t.Index.Start) && buildsOnlyItsOutput(t.Index.End)
+		return t.Index.Str == nil && builds(t.Index.Start, false) && builds(t.Index.End, false)
 	case gojq.TermTypeString:
 		return t.Str != nil && len(t.Str.Queries) == 0
 	case gojq.TermTypeQuery:
-		return buildsOnlyItsOutput(t.Query)
+		return builds(t.Query, output)
 	case gojq.TermTypeFunc:
 		switch t.Func.Name {
 		case "select", "not", "length", "type", "empty", "has", "values", "nulls", "strings", "numbers", "objects", "arrays", "scalars", "booleans":
 			for _, a := range t.Func.Args {
-				if !buildsOnlyItsOutput(a) {
+				if !builds(a, false) {
 					return false
 				}
 			}
 			return true
 		}
 	case gojq.TermTypeObject:
+		if !output {
+			return false
+		}
 		for _, kv := range t.Object.KeyVals {
-			if kv.KeyString != nil && len(kv.KeyString.Queries) > 0 || !buildsOnlyItsOutput(kv.KeyQuery) || !buildsOnlyItsOutput(kv.Val) {
+			if kv.KeyString != nil && len(kv.KeyString.Queries) > 0 || !builds(kv.KeyQuery, false) || !builds(kv.Val, true) {
 				return false
 			}
 		}
 		return true
 	}
 	return false
+}
+
+// numberLiteral reports whether q is a literal number.
+func numberLiteral(q *gojq.Query) bool {
+	return q != nil && q.Left == nil && q.Term != nil && q.Term.Type == gojq.TermTypeNumber && len(q.Term.SuffixList) == 0
 }
 
 // splice puts with where q calls the function name (of ctxfit's
