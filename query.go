@@ -40,8 +40,10 @@ import (
 // update (.[N] = x, |=, setpath, pick, fromstream) that would fill an
 // array up to an index past that bound is an error, and what the query's
 // steps build in all (what arrays collect, the strings and arrays its
-// steps make, what its updates add) is counted against the same bound
-// (jqFuncs.hold), so that [range(1e9)] stops at it, not at the time limit.
+// steps make, what its updates add, what fromjson parses) is counted
+// against the same bound (jqFuncs.hold), so that [range(1e9)] stops at it,
+// not at the time limit; a collection gives back what it built and does
+// not hold (jqFuncs.released).
 // A query that breaks a limit, or on which gojq panics, is a clear error.
 
 // Limits of a query.

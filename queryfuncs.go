@@ -89,7 +89,7 @@ var boundedFuncNames = []string{"match", "test", "capture", "scan", "split", "su
 // names are added: compiling them costs more than compiling a small query.
 func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, limit int) []gojq.CompilerOption {
 	var defs []*gojq.FuncDef
-	if rewriteOps(q) || namesAny(expr, opFuncNames) {
+	if rewriteOps(q, !strings.Contains(expr, "def map")) || namesAny(expr, opFuncNames) {
 		defs = append(defs, parseDefs(jqOpDefs).FuncDefs...)
 	}
 	if namesAny(expr, boundedFuncNames) {
@@ -121,6 +121,9 @@ func withBoundedFunctions(ctx context.Context, q *gojq.Query, expr string, limit
 		gojq.WithFunction("_ctxfit_sized", 0, 0, x.sized),
 		gojq.WithFunction("_ctxfit_split", 1, 1, x.split),
 		gojq.WithFunction("_ctxfit_imploded", 0, 0, x.imploded),
+		gojq.WithFunction("_ctxfit_parsed", 0, 0, x.parsed),
+		gojq.WithFunction("_ctxfit_mark", 0, 0, x.mark),
+		gojq.WithFunction("_ctxfit_released", 1, 1, x.released),
 	}
 }
 
@@ -236,8 +239,9 @@ func needsContext(re string) bool {
 // runeReader, not as a string: Go's regexp then runs its NFA, whose work
 // is the runes it reads, where over a string it may run its backtracker,
 // which clears a table as long as the rest of the string for every search
-// (a pattern that matches the empty string, searched from each position of
-// a string of 80,000 characters, took 3.2 billion steps). The reader
+// (a pattern that matches the empty string, searched from each position,
+// took time quadratic in strings up to the backtracker's size, about
+// 80,000 bytes for a small pattern). The reader
 // counts what every search of a call reads against a bound linear in the
 // string (readsPerByte), so that a pattern that reads the rest of the
 // string again for each match (a*b|a over a run of a's) is an error
@@ -878,7 +882,7 @@ var opFuncNames = []string{"=", "add", "join", "tojson", "tostring", "sort", "un
 // ones that count it (hold): gojq's own definitions collect in a scope a
 // query's rewrite does not reach.
 const jqHeldDefs = `
-def map(f): [.[] | f | _ctxfit_held];
+def map(f): _ctxfit_mark as $__ctxfit_mark | [.[] | f | _ctxfit_held] | _ctxfit_released($__ctxfit_mark);
 def min_by(f): _min_by(map([f | _ctxfit_held]));
 def max_by(f): _max_by(map([f | _ctxfit_held]));
 def sort_by(f): _sort_by(map([f | _ctxfit_held]));
@@ -904,17 +908,21 @@ def _ctxfit_downcase0: ascii_downcase;
 def ascii_downcase: _ctxfit_sized | _ctxfit_downcase0;
 def _ctxfit_upcase0: ascii_upcase;
 def ascii_upcase: _ctxfit_sized | _ctxfit_upcase0;
+def _ctxfit_fromjson0: fromjson;
+def fromjson: _ctxfit_parsed | _ctxfit_fromjson0;
+def INDEX(stream; idx_expr): [stream | {(idx_expr | tostring): .} | _ctxfit_held] | add // {};
+def INDEX(idx_expr): INDEX(.[]; idx_expr);
 .`
 
 // heldFuncNames are words in the names of the functions jqHeldDefs
 // defines again.
-var heldFuncNames = []string{"map", "_by", "entries", "walk", "combinations", "del", "JOIN", "split", "implode", "ascii_"}
+var heldFuncNames = []string{"map", "_by", "entries", "walk", "combinations", "del", "JOIN", "split", "implode", "ascii_", "fromjson", "INDEX"}
 
 // rewriteOps turns every +, - and * of q into a call of jqOpDefs'
 // _add, _subtract or _multiply, with the same operands; gojq compiles
 // both into a call with the operands as arguments, evaluated in the same
 // order. It reports whether it rewrote any.
-func rewriteOps(q *gojq.Query) bool {
+func rewriteOps(q *gojq.Query, ownMap bool) bool {
 	found := false
 	var query func(*gojq.Query)
 	var term func(*gojq.Term)
@@ -998,6 +1006,13 @@ func rewriteOps(q *gojq.Query) bool {
 		if t == nil {
 			return
 		}
+		if ownMap && t.Type == gojq.TermTypeFunc && t.Func.Name == "map" && len(t.Func.Args) == 1 {
+			// map(f) is [.[] | f] (gojq's definition): collected as
+			// the query's arrays are, below.
+			*t = gojq.Term{Type: gojq.TermTypeArray, SuffixList: t.SuffixList, Array: &gojq.Array{Query: &gojq.Query{
+				Left: &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeIdentity, SuffixList: []*gojq.Suffix{{Iter: true}}}},
+				Op:   gojq.OpPipe, Right: t.Func.Args[0]}}}
+		}
 		if t.Type == gojq.TermTypeFormat && t.Str == nil && len(t.SuffixList) == 0 {
 			// @json, @text, @csv, @html, @uri, @sh, @base64... write their
 			// input out in one step: bounded first.
@@ -1018,11 +1033,32 @@ func rewriteOps(q *gojq.Query) bool {
 			}
 		}
 		if t.Array != nil && t.Array.Query != nil {
-			// What an array collects is held until the query ends:
-			// counted, so that [range(1e9)] stops at the query's bound.
-			query(t.Array.Query)
-			t.Array.Query = &gojq.Query{Left: t.Array.Query, Op: gojq.OpPipe, Right: &gojq.Query{Term: &gojq.Term{
-				Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_ctxfit_held"}}}}
+			// What an array collects is counted, so that [range(1e9)]
+			// stops at the query's bound; once collected, what the
+			// collecting built and the array does not hold is given back
+			// (released).
+			q := t.Array.Query
+			each := q.Op == gojq.OpPipe && q.Left != nil && q.Right != nil && len(q.FuncDefs) == 0 && len(q.Patterns) == 0 &&
+				!buildsOnlyItsOutput(q.Right) // before its operators are rewritten
+			query(q)
+			var c *gojq.Query
+			if each {
+				// [a | b]: what b builds for each output of a, given
+				// back once b is done with it.
+				c = parseDefs(`_ctxfit_mark as $__ctxfit_mark | [_ctxfit_a | (_ctxfit_mark as $__ctxfit_item | ` +
+					`[_ctxfit_b | _ctxfit_held] | _ctxfit_released($__ctxfit_item) | .[]) as $__ctxfit_item | $__ctxfit_item] | ` +
+					`_ctxfit_released($__ctxfit_mark)`)
+				splice(c, "_ctxfit_a", q.Left)
+				splice(c, "_ctxfit_b", q.Right)
+			} else {
+				c = parseDefs(`_ctxfit_mark as $__ctxfit_mark | [_ctxfit_a | _ctxfit_held] | _ctxfit_released($__ctxfit_mark)`)
+				splice(c, "_ctxfit_a", q)
+			}
+			*t = gojq.Term{Type: gojq.TermTypeQuery, Query: c, SuffixList: t.SuffixList}
+			for _, s := range t.SuffixList {
+				index(s.Index)
+			}
+			return
 		}
 		if t.Unary != nil {
 			term(t.Unary.Term)
@@ -1055,6 +1091,113 @@ func rewriteOps(q *gojq.Query) bool {
 	}
 	query(q)
 	return found
+}
+
+// buildsOnlyItsOutput reports whether q surely builds nothing but the
+// values it outputs (an object of paths, an arithmetic of paths and
+// literals, comparisons, select...): then a collection of its outputs
+// holds all it built, and has nothing to give back for each.
+func buildsOnlyItsOutput(q *gojq.Query) bool { return builds(q, true) }
+
+// builds reports whether q surely builds nothing, or (output) nothing but
+// the values it outputs.
+func builds(q *gojq.Query, output bool) bool {
+	if q == nil {
+		return true
+	}
+	if len(q.FuncDefs) > 0 || len(q.Patterns) > 0 {
+		return false
+	}
+	switch q.Op {
+	case 0:
+	case gojq.OpPipe: // what the left builds, the right may drop
+		return builds(q.Left, false) && builds(q.Right, output)
+	case gojq.OpComma, gojq.OpAlt:
+		return builds(q.Left, output) && builds(q.Right, output)
+	case gojq.OpAnd, gojq.OpOr, gojq.OpEq, gojq.OpNe, gojq.OpLt, gojq.OpLe, gojq.OpGt, gojq.OpGe:
+		return builds(q.Left, false) && builds(q.Right, false)
+	case gojq.OpAdd, gojq.OpSub, gojq.OpMul, gojq.OpDiv, gojq.OpMod:
+		// A number and another value make a number, or an error; else
+		// the operator builds its output (a string, an array).
+		number := (q.Op == gojq.OpAdd || q.Op == gojq.OpSub) && (numberLiteral(q.Left) || numberLiteral(q.Right))
+		return (output || number) && builds(q.Left, false) && builds(q.Right, false)
+	default:
+		return false
+	}
+	t := q.Term
+	if t == nil {
+		return true
+	}
+	for _, s := range t.SuffixList {
+		if s.Index != nil && (s.Index.Str != nil || !builds(s.Index.Start, false) || !builds(s.Index.End, false)) {
+			return false
+		}
+	}
+	if len(t.SuffixList) > 0 {
+		output = false // what the term makes, its suffixes index
+	}
+	switch t.Type {
+	case gojq.TermTypeIdentity, gojq.TermTypeRecurse, gojq.TermTypeNull, gojq.TermTypeTrue, gojq.TermTypeFalse, gojq.TermTypeNumber:
+		return true
+	case gojq.TermTypeIndex:
+		return t.Index.Str == nil && builds(t.Index.Start, false) && builds(t.Index.End, false)
+	case gojq.TermTypeString:
+		return t.Str != nil && len(t.Str.Queries) == 0
+	case gojq.TermTypeQuery:
+		return builds(t.Query, output)
+	case gojq.TermTypeFunc:
+		switch t.Func.Name {
+		case "select", "not", "length", "type", "empty", "has", "values", "nulls", "strings", "numbers", "objects", "arrays", "scalars", "booleans":
+			for _, a := range t.Func.Args {
+				if !builds(a, false) {
+					return false
+				}
+			}
+			return true
+		}
+	case gojq.TermTypeObject:
+		if !output {
+			return false
+		}
+		for _, kv := range t.Object.KeyVals {
+			if kv.KeyString != nil && len(kv.KeyString.Queries) > 0 || !builds(kv.KeyQuery, false) || !builds(kv.Val, true) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// numberLiteral reports whether q is a literal number.
+func numberLiteral(q *gojq.Query) bool {
+	return q != nil && q.Left == nil && q.Term != nil && q.Term.Type == gojq.TermTypeNumber && len(q.Term.SuffixList) == 0
+}
+
+// splice puts with where q calls the function name (of ctxfit's
+// templates: pipes, bindings, arrays, arguments), and reports whether
+// it found it.
+func splice(q *gojq.Query, name string, with *gojq.Query) bool {
+	if q == nil {
+		return false
+	}
+	if t := q.Term; t != nil {
+		if t.Type == gojq.TermTypeFunc && t.Func.Name == name {
+			q.Term = &gojq.Term{Type: gojq.TermTypeQuery, Query: with}
+			return true
+		}
+		if t.Func != nil {
+			for _, a := range t.Func.Args {
+				if splice(a, name, with) {
+					return true
+				}
+			}
+		}
+		if t.Array != nil && splice(t.Array.Query, name, with) || splice(t.Query, name, with) {
+			return true
+		}
+	}
+	return splice(q.Left, name, with) || splice(q.Right, name, with)
 }
 
 // maxConstIndex is the largest literal index of a path an update sets
@@ -1196,8 +1339,9 @@ func (x *jqFuncs) exploded(v any, _ []any) any {
 // [...], map, sort_by, ...), the strings and arrays its steps build, and
 // what its updates add are held until it ends, and however small each
 // step, [range(1e9)] or [limit(1e9; repeat(1))] would hold gigabytes
-// before the time limit. The count only grows: it bounds what a query
-// builds in all, so what it holds at once.
+// before the time limit. It bounds what a query builds in all, so what
+// it holds at once; a collection gives back what it built and does not
+// hold (released), and nothing else does.
 func (x *jqFuncs) hold(n int) error {
 	x.built += n
 	if x.built > x.limit {
@@ -1206,6 +1350,71 @@ func (x *jqFuncs) hold(n int) error {
 			x.limit, arrayItemBytes)
 	}
 	return nil
+}
+
+// mark is _ctxfit_mark: what the query has built so far, where a
+// collection starts (released).
+func (x *jqFuncs) mark(any, []any) any { return x.built }
+
+// released is _ctxfit_released($mark): its input, an array a collection
+// made, after giving back what the collection built (counted from $mark)
+// beyond what the array holds. A query is pure: once a collection's
+// generator is done, what it built and still lives is reachable from
+// the array it made, so the count stays over what the query holds.
+// [.[] | tojson | length] holds numbers, not the JSON texts it wrote; a
+// value the array holds many times counts each time (the walk stops once
+// it reaches what was built). The count gives back nothing elsewhere: an
+// array a later step consumes (map(.a) | add) may still be held by a
+// variable or a generator waiting to go on, which the functions do not
+// see.
+func (x *jqFuncs) released(v any, args []any) any {
+	m, ok := args[0].(int)
+	if !ok || x.built <= m {
+		return v
+	}
+	if kept := x.keptSize(v, x.built-m); kept < x.built-m {
+		x.built = m + kept
+	}
+	return v
+}
+
+// keptSize returns the bytes hold counts for v as a collection holds it
+// (arrayItemBytes an item or entry, and a string's or key's bytes), or a
+// number not under limit as soon as it reaches limit, or when the context
+// ends.
+func (x *jqFuncs) keptSize(v any, limit int) int {
+	n, steps := 0, 0
+	var walk func(any)
+	walk = func(v any) {
+		if steps++; steps%4096 == 0 && x.ctx.Err() != nil {
+			n = limit
+		}
+		switch v := v.(type) {
+		case string:
+			n += len(v)
+		case []any:
+			n += arrayItemBytes * len(v)
+			for _, w := range v {
+				if n >= limit {
+					return
+				}
+				walk(w)
+			}
+		case map[string]any:
+			n += arrayItemBytes * len(v)
+			for k, w := range v {
+				if n >= limit {
+					return
+				}
+				n += len(k)
+				walk(w)
+			}
+		case *big.Int:
+			n += v.BitLen() / 8
+		}
+	}
+	walk(v)
+	return n
 }
 
 // held is _ctxfit_held: its input, which an array collects, counted by
@@ -1317,6 +1526,40 @@ func (x *jqFuncs) imploded(v any, _ []any) any {
 		if err := x.hold(4 * len(a)); err != nil {
 			return err
 		}
+	}
+	return v
+}
+
+// parsed is _ctxfit_parsed: its input, a JSON text fromjson parses,
+// counted by hold before it is parsed as what the values it holds take in
+// memory (arrayItemBytes for each value or entry a comma, a colon or an
+// opening bracket starts, besides the text's own bytes): "[0,0,0]" is 2
+// bytes an item as text and about 24 in memory, and would pass the bound
+// in one step. An error when that is over the query's bound.
+func (x *jqFuncs) parsed(v any, _ []any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v // gojq says what is wrong
+	}
+	n, in, esc := len(s)+arrayItemBytes, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case esc:
+			esc = false
+		case in:
+			esc, in = c == '\\', c != '"'
+		case c == '"':
+			in = true
+		case c == ',' || c == ':' || c == '[' || c == '{':
+			n += arrayItemBytes
+		}
+	}
+	if n > x.limit {
+		return x.tooLarge(n)
+	}
+	if err := x.hold(n); err != nil {
+		return err
 	}
 	return v
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -367,12 +368,100 @@ func TestAQueryThatHoldsMoreThanItsBoundAcrossStepsStopsWithAClearError(t *testi
 	})
 }
 
+func TestFromjsonCountsWhatItParsesBeforeItParses(t *testing.T) {
+	// "0," is 2 bytes of text and an item of 16 in memory, and more: one
+	// step grew a string of 20 KB into an array of 160 KB past a bound of
+	// 64 KiB.
+	const limit = 64 << 10
+	run := func(expr string) string {
+		q, err := gojq.Parse(expr)
+		require.NoError(t, err)
+		code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+		require.NoError(t, err)
+		return results(t, code, nil)
+	}
+	assert.Contains(t, run(`"[" + "0," * 10000 + "0]" | fromjson | length`), "error: the query builds a value of")
+	assert.Contains(t, run(`[range(20) | "[" + "0," * 1000 + "0]" | fromjson]`), "error: the query builds more than its limit")
+	assert.Equal(t, "20020", run(`[range(20) | "[" + "0," * 1000 + "0]" | fromjson | length] | add`), "what is parsed and dropped is given back")
+	t.Run("within the bound it answers as gojq does", func(t *testing.T) {
+		for _, expr := range []string{`"[" + "0," * 100 + "0]" | fromjson | length`, `"{\"a\":[1,\"x,[{\\\"\"]}" | fromjson`,
+			`"nan" | fromjson`, `"{" | try fromjson catch .`, `1 | try fromjson catch .`, `"1 2" | try fromjson catch .`, `[1, {"a": "b"}] | tojson | fromjson`} {
+			assert.Equal(t, gojqResults(t, nil, expr, false), run(expr), expr)
+		}
+	})
+}
+
+func TestINDEXIsLinearAndAnswersAsGojqDoes(t *testing.T) {
+	rows := []any{map[string]any{"id": 1, "name": "a"}, map[string]any{"id": 2, "name": "a"}, map[string]any{"id": 1, "name": "b"}}
+	for _, expr := range []string{`INDEX(.id)`, `INDEX(.[]; .id)`, `INDEX(.name)`, `INDEX(.id, .name)`, `INDEX(empty)`, `[] | INDEX(.id)`,
+		`INDEX(.x)`, `"1" | try INDEX(.) catch .`, `try INDEX(error("e")) catch .`, `INDEX(.[]?; .)`, `INDEX(.[0], .[1]; .name) | keys`,
+		`JOIN(INDEX(.name); .[]; .name; add)`} {
+		assert.Equal(t, gojqResults(t, rows, expr, false), gojqResults(t, rows, expr, true), expr)
+	}
+	t.Run("over 5,000 rows it copies no object per row", func(t *testing.T) {
+		// gojq's INDEX sets a key of its object in a reduce, which copies the
+		// object for each row: 836 MB allocated over 5,000 rows, 13 GB over
+		// 20,000.
+		many := make([]any, 5000)
+		for i := range many {
+			many[i] = map[string]any{"id": i, "name": "x"}
+		}
+		code := compileJQ(t, `INDEX(.id) | length`, true)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got := results(t, code, many)
+		runtime.ReadMemStats(&after)
+		assert.Equal(t, "5000", got)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
+	})
+}
+
+func TestAQueryThatCollectsOverALargeInputSeveralTimesGivesBackWhatItDropped(t *testing.T) {
+	// The count only grew: what a step built and the next dropped (the
+	// pieces split counts, the JSON texts tojson writes) stayed counted
+	// until the query ended. A collection now gives back what it built and
+	// does not hold, for each item when the step that makes it builds; what
+	// a query holds stays counted.
+	const limit = 64 << 10
+	items := make([]any, 300)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "text": strings.Repeat("word ", 40)}
+	}
+	run := func(expr string) string {
+		q, err := gojq.Parse(expr)
+		require.NoError(t, err)
+		code, err := gojq.Compile(q, withBoundedFunctions(context.Background(), q, expr, limit)...)
+		require.NoError(t, err)
+		return results(t, code, items)
+	}
+	for _, expr := range []string{
+		`[.[] | .text | split(" ") | length] | add`,
+		`map(.text | split(" ") | length) | add`,
+		`[range(10) as $i | [.[] | tojson | length] | add] | add`,
+		`{words: ([.[] | .text | split(" ") | length] | add), long: ([.[] | select(.text | length > 100) | .id] | length),
+		  json: (map(tojson | length) | add), ids: (map(.id) | add), pairs: ([.[] | [.id, .text | length]] | length)}`,
+	} {
+		t.Run(expr+" answers as gojq does", func(t *testing.T) {
+			got := run(expr)
+			require.NotContains(t, got, "error")
+			assert.Equal(t, gojqResults(t, items, expr, false), got)
+		})
+	}
+	for _, expr := range []string{`[.[] | .text | split(" ")] | length`, `map(.text | split(" ")) | length`, `[.[] | tojson] | length`,
+		`[range(1e9) | tostring | . + "x" | length] | length`, `[range(1e9) as $i | [.[] | .id]] | length`} {
+		t.Run(expr+" still stops at the bound", func(t *testing.T) {
+			assert.Contains(t, run(expr), "error: the query builds more than its limit")
+		})
+	}
+}
+
 // FuzzQueryAnswersAsGojq runs a jq expression with ctxfit's bounds and
 // with plain gojq: within the bounds, the same outputs, or the same error.
 func FuzzQueryAnswersAsGojq(f *testing.F) {
 	for _, s := range []string{`.a[1] = 2`, `.[2] |= . + 1`, `setpath(["a", 0]; 1)`, `[range(5)] | map(. * 2)`,
 		`pick(.a)`, `del(.a)`, `"a,b" | split(",")`, `[.[] | tostring]`, `to_entries | map(.key)`, `[paths]`,
-		`fromstream(tostream)`, `sort_by(.)`, `.a += 1`, `[limit(3; repeat(1))]`, `"aBc" | ascii_upcase | explode | implode`} {
+		`fromstream(tostream)`, `sort_by(.)`, `.a += 1`, `[limit(3; repeat(1))]`, `"aBc" | ascii_upcase | explode | implode`,
+		`[.a[] | {k: tostring}] | INDEX(.k)`, `tojson | fromjson`, `"[1,{\"b\":2}]" | fromjson | length`} {
 		f.Add(s)
 	}
 	input := map[string]any{"a": []any{1, "x", map[string]any{"b": nil}}, "c": 2.5}
@@ -414,6 +503,13 @@ func FuzzQueryAnswersAsGojq(f *testing.F) {
 		want, ok := run(theirs)
 		got, ok2 := run(ours)
 		if !ok || !ok2 || strings.Contains(got, "error: the query builds") || strings.Contains(got, "error: the query sets item") {
+			return
+		}
+		if strings.HasPrefix(got, "error: invalid path against: ") && !strings.HasPrefix(want, "error: ") {
+			// gojq takes a path through an operator whose result equals the
+			// value at the path (.c + 0 = 0 sets .c); jq's answer is an
+			// error ("Invalid path expression"), and so is ctxfit's, whose
+			// operators are functions of their values.
 			return
 		}
 		assert.Equal(t, want, got, "%s", expr)
