@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,4 +195,23 @@ func TestTheDocumentIsReadWithoutCompilingItsSchemas(t *testing.T) {
 	require.NoError(t, err)
 	defer gw.Close()
 	assert.NotContains(t, logs.String(), "does not compile")
+}
+
+func TestASwagger2ArrayParameterIsSentInItsCollectionFormat(t *testing.T) {
+	doc, err := gateway.Parse(t.Context(), []byte(`{"swagger":"2.0","info":{"title":"t","version":"1"},"host":"127.0.0.1:1","basePath":"/v1",
+		"paths":{"/items":{"get":{"operationId":"listItems","parameters":[
+			{"name":"tags","in":"query","type":"array","items":{"type":"string"}},
+			{"name":"ids","in":"query","type":"array","items":{"type":"integer"},"collectionFormat":"multi"},
+			{"name":"words","in":"query","type":"array","items":{"type":"string"},"collectionFormat":"pipes"}],
+		"responses":{"200":{"description":"ok"}}}}}}`))
+	require.NoError(t, err)
+	api := newFakeAPI(t, jsonReply(200, `[]`))
+	_, cs := connect(t, doc, newGuard(t, ctxfit.Config{}), &gateway.Options{BaseURL: api.URL + "/v1"})
+	res := mcpfittest.Call(t, cs, "listItems", map[string]any{"tags": []any{"a", "b"}, "ids": []any{1, 2}, "words": []any{"x", "y"}})
+	require.False(t, res.IsError, mcpfittest.Texts(t, res))
+	got, err := url.ParseQuery(api.requests()[len(api.requests())-1].Query)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a,b"}, got["tags"], "csv, Swagger 2.0's default: one comma-separated value")
+	assert.Equal(t, []string{"1", "2"}, got["ids"], "multi: the parameter repeated")
+	assert.Equal(t, []string{"x|y"}, got["words"], "pipes: one value joined by |")
 }

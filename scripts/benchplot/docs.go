@@ -34,9 +34,11 @@ const linearGoal = 1.3
 // firstUseGoal is the most, in ns, that building an encoding's tables may take.
 const firstUseGoal = 50e6
 
-// startupGoal is the most, in ns, that `ctxfit count` of a tiny file may
-// take from process start to exit.
-const startupGoal = 40e6
+// startupGoal is the most, in ns, that any ctxfit subcommand (`ctxfit
+// count` of a tiny file the slowest measured) may take from process start to
+// exit on a quiet machine; on a loaded one the table holds the process's
+// CPU time to it.
+const startupGoal = 25e6
 
 // countOnlyGoal is the most, in MB, that a program importing only budget may
 // weigh (TestWeight holds it there too).
@@ -100,17 +102,24 @@ func tables(res results) (map[string]string, error) {
 	firstUse := b.String()
 
 	b.Reset()
-	fmt.Fprintf(&b, "Load average during the runs: %.1f (the times grow with it).\n\n", median("BenchmarkCountStartup/count/o200k_base", "load-avg"))
-	b.WriteString("| program, from process start to exit | time | goal |\n|---|--:|---|\n")
+	fmt.Fprintf(&b, "Load average during the runs: %.1f (wall times grow with it; CPU times much less).\n\n", median("BenchmarkCountStartup/count/o200k_base", "load-avg"))
+	b.WriteString("| program, from process start to exit | wall time | CPU time | goal |\n|---|--:|--:|---|\n")
 	ms := func(bench string) float64 { return median(bench, "ms/run") * 1e6 }
-	help, o200k := ms("BenchmarkCountStartup/help"), ms("BenchmarkCountStartup/count/o200k_base")
-	fmt.Fprintf(&b, "| `ctxfit help` (no tokenizer: what every command pays) | %s | |\n", formatTime(help))
-	fmt.Fprintf(&b, "| `ctxfit count` of a 6-byte file, o200k_base | **%s** | within %.0f ms: %s |\n",
-		formatTime(o200k), startupGoal/1e6, met(o200k <= startupGoal))
-	fmt.Fprintf(&b, "| `ctxfit count --encoding cl100k_base` of the same file | %s | |\n", formatTime(ms("BenchmarkCountStartup/count/cl100k_base")))
+	cpu := func(bench string) float64 { return median(bench, "cpu-ms/run") * 1e6 }
+	for _, row := range []struct{ label, bench string }{
+		{"`ctxfit help` (no tokenizer: what every command pays)", "BenchmarkCountStartup/help"},
+		{"`ctxfit version`", "BenchmarkCountStartup/version"},
+	} {
+		fmt.Fprintf(&b, "| %s | %s | %s | |\n", row.label, formatTime(ms(row.bench)), formatTime(cpu(row.bench)))
+	}
+	o200k := cpu("BenchmarkCountStartup/count/o200k_base")
+	fmt.Fprintf(&b, "| `ctxfit count` of a 6-byte file, o200k_base | %s | **%s** | within %.0f ms: %s |\n",
+		formatTime(ms("BenchmarkCountStartup/count/o200k_base")), formatTime(o200k), startupGoal/1e6, met(o200k <= startupGoal))
+	fmt.Fprintf(&b, "| `ctxfit count --encoding cl100k_base` of the same file | %s | %s | |\n",
+		formatTime(ms("BenchmarkCountStartup/count/cl100k_base")), formatTime(cpu("BenchmarkCountStartup/count/cl100k_base")))
 	size := median("BenchmarkCountOnlyStartup", "MB")
-	fmt.Fprintf(&b, "| a program that imports only `budget` (`budget/testdata/countonly`, %.1f MB), the same file | %s | at most %.0f MB: %s |\n",
-		size, formatTime(ms("BenchmarkCountOnlyStartup")), countOnlyGoal, met(size <= countOnlyGoal))
+	fmt.Fprintf(&b, "| a program that imports only `budget` (`budget/testdata/countonly`, %.1f MB), the same file | %s | %s | at most %.0f MB: %s |\n",
+		size, formatTime(ms("BenchmarkCountOnlyStartup")), formatTime(cpu("BenchmarkCountOnlyStartup")), countOnlyGoal, met(size <= countOnlyGoal))
 	startup := b.String()
 
 	return map[string]string{"count": count, "linear": linear, "chunk": split, "firstuse": firstUse, "startup": startup}, errors.Join(errs...)
