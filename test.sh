@@ -20,14 +20,6 @@ fi
 # pattern covers them all, where ./... would stop at the core module's boundary.
 all=github.com/ctxfit/ctxfit/...
 
-section "go vet"
-go vet "$all"
-
-section "go mod tidy -diff, each module on its own (GOWORK=off: what a user of that module gets)"
-for dir in $(go list -m -f '{{.Dir}}'); do
-  (cd "$dir" && GOWORK=off go mod tidy -diff) || { echo "go.mod or go.sum of $dir is not tidy: run (cd $dir && GOWORK=off go mod tidy)"; exit 1; }
-done
-
 # apt_install PACKAGE COMMAND: installs the Debian package when COMMAND is missing.
 apt_install() {
   if command -v "$2" >/dev/null; then return 0; fi
@@ -44,19 +36,30 @@ apt_install() {
   fi
 }
 
-section "redis-server (the Redis store's tests run against a real one)"
-apt_install redis-server redis-server || echo "the Redis tests will skip (fail under CI)"
+# The installs wait on the network and the disk, not the processors: they run in the background, their output
+# in a log each that is shown when they are waited for, while the module checks below and the compilation of
+# the race section's first packages use the processors.
+logs=$(mktemp -d)
+(
+  apt_install redis-server redis-server || echo "the Redis tests will skip (fail under CI)"
+  apt_install prometheus promtool || exit 1
+  apt_install chromium chromium || echo "the browser test will skip (fail under CI)"
+) >"$logs/apt" 2>&1 &
+apt=$!
+(cd e2e/ts && npm ci --no-audit --no-fund --loglevel=error) >"$logs/npm" 2>&1 &
+npm=$!
+# waitfor PID LOG WHAT: waits for a background install, shows its log, and stops the run when it failed.
+waitfor() {
+  local rc=0
+  wait "$1" || rc=$?
+  cat "$2"
+  if [ "$rc" != 0 ]; then echo "$3 failed (exit $rc)"; exit 1; fi
+}
 
-section "promtool (Debian's prometheus package): the alert rules of monitoring/"
-apt_install prometheus promtool
-promtool check rules monitoring/alerts.yml
-(cd monitoring && promtool test rules alerts_test.yml)
-
-section "chromium (Debian's package): the browser test of the --ui page, driven by chromedp"
-apt_install chromium chromium || echo "the browser test will skip (fail under CI)"
-
-section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them)"
-(cd e2e/ts && npm ci --no-audit --no-fund --loglevel=error)
+section "go mod tidy -diff, each module on its own (GOWORK=off: what a user of that module gets)"
+for dir in $(go list -m -f '{{.Dir}}'); do
+  (cd "$dir" && GOWORK=off go mod tidy -diff) || { echo "go.mod or go.sum of $dir is not tidy: run (cd $dir && GOWORK=off go mod tidy)"; exit 1; }
+done
 
 # gotest ARGS...: go test -json ARGS through scripts/testsum: a line per package, the whole output of each failed
 # test (nothing of those that passed), the failed tests listed at the end of the section (where a long log is read
@@ -70,7 +73,12 @@ gotest() {
   go test -json "$@" 2>&1 | "$tools/testsum" -counts "$counts"   # pipefail: fails when a test or a build failed
 }
 
-section "go test -race -short (every package but e2e)"
+section "redis-server, promtool (Debian's prometheus package), chromium: installed in the background (the Redis store's tests run against a real Redis; promtool checks the alert rules of monitoring/; chromedp drives chromium in the browser test of the --ui page)"
+waitfor "$apt" "$logs/apt" "installing the Debian packages"
+promtool check rules monitoring/alerts.yml
+(cd monitoring && promtool test rules alerts_test.yml)
+
+section "go test -race -short -vet=all (every package but e2e)"
 # e2e drives subprocesses (ctxfit, the examples, npm's MCP servers, Prism) built without -race, so -race would
 # check only its harness, at half again its time: it runs once, without -race, in its own section below.
 # -short: the race detector looks for goroutines that share memory, which small inputs show as well as large
@@ -78,11 +86,17 @@ section "go test -race -short (every package but e2e)"
 # comparisons with gojq are left out; everything runs in full in the Go 1.27 section, without -race.
 e2e=github.com/ctxfit/ctxfit/e2e
 pkgs=$(go list "$all" | grep -vx "$e2e")
+# -vet=all: go vet's every check, on the packages the race section compiles anyway (a go vet of its own compiled
+# every dependency a second time, a minute on two cores); a package without tests is vetted as well.
 # shellcheck disable=SC2086 # one argument per package
-gotest -race -short -shuffle=on -count=1 -timeout 30m $pkgs
+gotest -race -short -vet=all -shuffle=on -count=1 -timeout 30m $pkgs
 
-section "go test of e2e (real listeners, real MCP subprocesses, the TypeScript client)"
-gotest -shuffle=on -count=1 -timeout 30m "$e2e"
+section "npm ci (e2e/ts: the TypeScript MCP client and the third-party MCP servers of the end-to-end tests, as package-lock.json pins them): installed in the background"
+waitfor "$npm" "$logs/npm" "npm ci in e2e/ts"
+rm -rf "$logs"
+
+section "go test -vet=all of e2e (real listeners, real MCP subprocesses, the TypeScript client)"
+gotest -vet=all -shuffle=on -count=1 -timeout 30m "$e2e"
 
 section "go test on Go 1.27, every test at full size and every benchmark once (without -race and e2e; the go command fetches the go1.27.3 toolchain from the module proxy)"
 # The benchmarks check their own output (the figures come from the commands in docs/benchmarks.md); running them

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,6 +23,24 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	code = run(args, strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
+
+// demo runs `ctxfit demo` with its defaults once for the tests that read its
+// output, each a part of it (the whole demo is the slowest thing these tests
+// run, most of all under -race).
+func demo() (code int, stdout, stderr string) {
+	r := demoRun()
+	return r.code, r.stdout, r.stderr
+}
+
+var demoRun = sync.OnceValue(func() (r struct {
+	code           int
+	stdout, stderr string
+}) {
+	var out, errOut bytes.Buffer
+	r.code = run([]string{"demo"}, strings.NewReader(""), &out, &errOut)
+	r.stdout, r.stderr = out.String(), errOut.String()
+	return r
+})
 
 func TestCount(t *testing.T) {
 	text := corpus.Prose(4000)
@@ -77,7 +96,7 @@ func TestCountRefusesBadInvocations(t *testing.T) {
 }
 
 func TestDemoPagesEveryItemExactlyOnceAndRejectsBadCursors(t *testing.T) {
-	code, out, errOut := runCLI(t, "", "demo")
+	code, out, errOut := demo()
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "500 of 500 items recovered, 500 exactly once, in order: true")
 	assert.Contains(t, out, "rejected: pagination: cursor: invalid:")
@@ -104,7 +123,7 @@ func TestDemoRefusesBadFlags(t *testing.T) {
 }
 
 func TestDemoSummarizesTheBookingAndRecoversItThroughTheDrillDown(t *testing.T) {
-	code, out, errOut := runCLI(t, "", "demo")
+	code, out, errOut := demo()
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "== Summary: one verbose booking")
 	assert.Regexp(t, `Summary: \d+ tokens \((7\d|8\d|9\d)% fewer\)`, out, "a summary cuts at least 70%")
@@ -113,7 +132,7 @@ func TestDemoSummarizesTheBookingAndRecoversItThroughTheDrillDown(t *testing.T) 
 }
 
 func TestDemoChunksTheLogAndRecoversItByteForByte(t *testing.T) {
-	code, out, errOut := runCLI(t, "", "demo")
+	code, out, errOut := demo()
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "== Chunks: a 10,000-line log")
 	assert.Contains(t, out, "kind detected: log")
@@ -122,7 +141,7 @@ func TestDemoChunksTheLogAndRecoversItByteForByte(t *testing.T) {
 }
 
 func TestDemoWalksTheHTTPExampleAndAnMCPToolResult(t *testing.T) {
-	code, out, errOut := runCLI(t, "", "demo")
+	code, out, errOut := demo()
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "== HTTP: the example bookings API behind httpfit, on http://127.0.0.1:")
 	for _, strategy := range []string{"200 pagination", "200 summary", "200 chunking", "400 cursor_mismatch"} {
@@ -134,7 +153,7 @@ func TestDemoWalksTheHTTPExampleAndAnMCPToolResult(t *testing.T) {
 }
 
 func TestDemoFindsInTwoCallsWhatPagingNeedsDozensFor(t *testing.T) {
-	code, out, errOut := runCLI(t, "", "demo")
+	code, out, errOut := demo()
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "== Find, don't page")
 	for _, question := range []string{`last line about a locked booking \(10000-line log\)`, `how many of the 500 bookings are confirmed`} {

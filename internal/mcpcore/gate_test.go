@@ -69,13 +69,17 @@ func readAll(t *testing.T, s *mcpcore.Shaper, uri string, hardCap int) string {
 
 func TestReadingAHugeCtxfitLinkAnswersRangesWithinTheCap(t *testing.T) {
 	s := newShaper(t, ctxfit.Config{Threshold: 500, HardCap: 1000})
-	text := longText(5000)
+	lines, lastLine := 5000, 4000
+	if testing.Short() {
+		lines, lastLine = 1500, 1200 // under -race (test.sh): still dozens of ranges; 5,000 lines without -race
+	}
+	text := longText(lines)
 	token, err := s.Guard.Resource(context.Background(), ctxfit.Request{Endpoint: "big", Subject: "s"}, []byte(text), "text/plain")
 	require.NoError(t, err)
 	for _, tc := range []struct{ name, query, want string }{
 		{"read whole", "", text},
 		{"a byte range", "?bytes=1000-60000", text[1000:60001]},
-		{"a line range", "?lines=10-4000", strings.Join(strings.SplitAfter(text, "\n")[9:4000], "")},
+		{"a line range", fmt.Sprintf("?lines=10-%d", lastLine), strings.Join(strings.SplitAfter(text, "\n")[9:lastLine], "")},
 	} {
 		t.Run("a link "+tc.name+" is rebuilt range after range", func(t *testing.T) {
 			got := readAll(t, s, mcpcore.ResourcePrefix+token+tc.query, 1000)
@@ -127,7 +131,11 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 	c, err := budget.Exact("")
 	require.NoError(t, err)
 	ctx := context.Background()
-	text := longText(3000)
+	lines := 3000
+	if testing.Short() {
+		lines = 1000 // under -race (test.sh): still 15 times the hard cap; 3,000 lines without -race
+	}
+	text := longText(lines)
 	structured := mustJSON(t, map[string]any{"lines": strings.Split(text, "\n")})
 	readArgs := mcpcore.ReadArguments("file:///big.txt")
 	prompt, err := mcpcore.PromptArguments("p", nil)

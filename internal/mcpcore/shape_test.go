@@ -202,7 +202,11 @@ func mustQuote(s string) string {
 
 func TestGeneratedMultiBlockResultsKeepBothPromises(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 2026))
-	for i := range 24 {
+	n := 24
+	if testing.Short() {
+		n = 8 // under -race (test.sh); 24 without -race
+	}
+	for i := range n {
 		raw := hostile.Generate(r, 40)
 		th := 500 + r.IntN(4000)
 		hc := th + r.IntN(8000)
