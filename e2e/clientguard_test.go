@@ -147,6 +147,9 @@ func wholeOf(t *testing.T, res *mcp.CallToolResult) string {
 // response. The continuations never reach the servers: they have no
 // ctxfit_next tool.
 func TestTheClientGuardKeepsBothPromisesWithRealServers(t *testing.T) {
+	// Parallel: it waits on node and its subprocesses most of its time; the other heavy tests that drive npm
+	// servers run beside it (test.sh's e2e section, 2 at a time on 2 cores).
+	t.Parallel()
 	bin := npmServers(t)
 	fixtures := t.TempDir()
 	writeFixtures(t, fixtures)
@@ -302,6 +305,7 @@ func TestTheClientGuardKeepsBothPromisesWithRealServers(t *testing.T) {
 // (as the server wrote it: the wrapper shapes the JSON-RPC message), and a
 // binary file is held back behind a link read back locally.
 func TestTheMCPGoClientGuardKeepsBothPromisesWithARealServer(t *testing.T) {
+	t.Parallel() // as TestTheClientGuardKeepsBothPromisesWithRealServers
 	bin := npmServers(t)
 	fixtures := t.TempDir()
 	writeFixtures(t, fixtures)

@@ -37,6 +37,7 @@ import (
 // reads of them), against the hard cap, and the cost of reading
 // everything against 1.3x the original plus an envelope per response.
 func TestRealServersBehindTheProxyKeepBothPromises(t *testing.T) {
+	t.Parallel() // as TestTheClientGuardKeepsBothPromisesWithRealServers
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -55,7 +56,8 @@ func TestRealServersBehindTheProxyKeepBothPromises(t *testing.T) {
 	writeFixtures(t, fixtures)
 	outFile := filepath.Join(t.TempDir(), "results.jsonl")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// Generous: on a loaded machine (load 20 on 2 cores) the node run took over the 4 minutes this was.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "servers.test.mjs")
 	cmd.Dir = dir

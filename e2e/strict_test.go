@@ -22,6 +22,7 @@ import (
 // counts every result the client read through the proxy against the hard
 // cap (3,000 tokens), as a client would (see clientTokens).
 func TestTheStrictClientAcceptsEveryResultWithEveryStrategyForced(t *testing.T) {
+	t.Parallel() // as TestTheClientGuardKeepsBothPromisesWithRealServers
 	node, dir := nodeAndTS(t)
 	bins := binaries(t)
 	fixtures := t.TempDir()
