@@ -48,6 +48,10 @@ logs=$(mktemp -d)
 apt=$!
 (cd e2e/ts && npm ci --no-audit --no-fund --loglevel=error) >"$logs/npm" 2>&1 &
 npm=$!
+# stopjobs: a run that stops early (an untidy module) leaves no install running behind it.
+# shellcheck disable=SC2046 # one argument per job
+stopjobs() { kill $(jobs -p) 2>/dev/null || true; }
+trap stopjobs EXIT
 # waitfor PID LOG WHAT: waits for a background install, shows its log, and stops the run when it failed.
 waitfor() {
   local rc=0
@@ -67,7 +71,7 @@ done
 tools=$(mktemp -d)
 counts="$tools/counts"
 go build -o "$tools/testsum" ./scripts/testsum
-closing() { echo "== [$((SECONDS - start)) s] $("$tools/testsum" -total "$counts")"; rm -rf "$tools"; }
+closing() { stopjobs; echo "== [$((SECONDS - start)) s] $("$tools/testsum" -total "$counts")"; rm -rf "$tools"; }
 trap closing EXIT
 gotest() {
   go test -json "$@" 2>&1 | "$tools/testsum" -counts "$counts"   # pipefail: fails when a test or a build failed
