@@ -76,6 +76,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -138,6 +140,45 @@ type Sink struct {
 	responseTokens                    metric.Int64Histogram
 	estimateError                     metric.Float64Histogram
 	gw                                gatewayInstruments
+
+	// sets caches the attribute sets of the most common measurements by
+	// endpoint, strategy and outcome (building them was most of a record's
+	// cost). It holds at most maxSets entries: endpoints named after a
+	// client's path are unbounded, and past the bound sets are built anew.
+	sets  sync.Map // setKey → *recordSets
+	nSets atomic.Int64
+}
+
+// maxSets bounds [Sink.sets].
+const maxSets = 1024
+
+type setKey struct{ endpoint, strategy, outcome string }
+
+// recordSets are the measurement options of a record without an error type.
+type recordSets struct {
+	attrs, original, sent, saved metric.MeasurementOption
+}
+
+func (s *Sink) recordSets(r telemetry.Record, base []attribute.KeyValue) *recordSets {
+	k := setKey{r.Endpoint, string(r.Strategy), string(r.Outcome)}
+	if v, ok := s.sets.Load(k); ok {
+		return v.(*recordSets)
+	}
+	with := func(kv attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv)...))
+	}
+	rs := &recordSets{
+		attrs:    metric.WithAttributeSet(attribute.NewSet(base...)),
+		original: with(KeyTokenType.String(TokenTypeOriginal)),
+		sent:     with(KeyTokenType.String(TokenTypeSent)),
+		saved:    with(KeyTokenType.String(TokenTypeSaved)),
+	}
+	if s.nSets.Load() < maxSets {
+		if _, loaded := s.sets.LoadOrStore(k, rs); !loaded {
+			s.nSets.Add(1)
+		}
+	}
+	return rs
 }
 
 // New creates the sink's instruments on a meter of mp named [ScopeName]; nil
@@ -268,7 +309,8 @@ func shortCode(s string) string {
 func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 	endpoint := EndpointAttributes(r.Endpoint)
 	base := append(endpoint, KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)))
-	attrs := metric.WithAttributeSet(attribute.NewSet(base...))
+	rs := s.recordSets(r, base)
+	attrs := rs.attrs
 	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv...)...))
 	}
@@ -279,11 +321,11 @@ func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 	} else {
 		s.responses.Add(ctx, 1, attrs)
 	}
-	s.tokens.Add(ctx, int64(max(r.TokensBefore, 0)), with(KeyTokenType.String(TokenTypeOriginal)))
-	s.tokens.Add(ctx, int64(max(r.TokensAfter, 0)), with(KeyTokenType.String(TokenTypeSent)))
-	s.tokens.Add(ctx, int64(max(r.TokensSaved(), 0)), with(KeyTokenType.String(TokenTypeSaved)))
-	s.size.Add(ctx, int64(max(r.BytesBefore, 0)), with(KeyTokenType.String(TokenTypeOriginal)))
-	s.size.Add(ctx, int64(max(r.BytesAfter, 0)), with(KeyTokenType.String(TokenTypeSent)))
+	s.tokens.Add(ctx, int64(max(r.TokensBefore, 0)), rs.original)
+	s.tokens.Add(ctx, int64(max(r.TokensAfter, 0)), rs.sent)
+	s.tokens.Add(ctx, int64(max(r.TokensSaved(), 0)), rs.saved)
+	s.size.Add(ctx, int64(max(r.BytesBefore, 0)), rs.original)
+	s.size.Add(ctx, int64(max(r.BytesAfter, 0)), rs.sent)
 	s.duration.Record(ctx, max(r.Latency, 0).Seconds(), attrs)
 	s.responseTokens.Record(ctx, int64(max(r.TokensAfter, 0)), attrs)
 	if r.Oversize() {
