@@ -159,11 +159,12 @@ type recordSets struct {
 	attrs, original, sent, saved metric.MeasurementOption
 }
 
-func (s *Sink) recordSets(r telemetry.Record, base []attribute.KeyValue) *recordSets {
+func (s *Sink) recordSets(r telemetry.Record, baseAttrs func() []attribute.KeyValue) *recordSets {
 	k := setKey{r.Endpoint, string(r.Strategy), string(r.Outcome)}
 	if v, ok := s.sets.Load(k); ok {
 		return v.(*recordSets)
 	}
+	base := baseAttrs()
 	with := func(kv attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv)...))
 	}
@@ -307,12 +308,18 @@ func shortCode(s string) string {
 // Record adds r's numbers to the instruments, and sets the span attributes
 // on the recording span of ctx, if any. It always returns nil.
 func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
-	endpoint := EndpointAttributes(r.Endpoint)
-	base := append(endpoint, KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)))
-	rs := s.recordSets(r, base)
+	var endpoint, base []attribute.KeyValue // built when needed
+	baseAttrs := func() []attribute.KeyValue {
+		if base == nil {
+			endpoint = EndpointAttributes(r.Endpoint)
+			base = append(endpoint, KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)))
+		}
+		return base
+	}
+	rs := s.recordSets(r, baseAttrs)
 	attrs := rs.attrs
 	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv...)...))
+		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), baseAttrs()...), kv...)...))
 	}
 	et := errorType(r)
 
@@ -338,7 +345,7 @@ func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 		s.cacheLookups.Add(ctx, 1, with(KeyCacheHit.Bool(*r.CacheHit)))
 	}
 	if e := r.EstimateError; e != nil && !math.IsNaN(*e) {
-		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(endpoint...)))
+		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(EndpointAttributes(r.Endpoint)...)))
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)),
