@@ -114,3 +114,46 @@ func BenchmarkExampleServing(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) { parallelPair(b, c.target, api, wrapped) })
 	}
 }
+
+// BenchmarkExampleServed is the pass-through pair of BenchmarkExampleServing
+// as a client sees it: each side behind its own net/http server on a
+// loopback listener, keep-alive connections, each body read to the end,
+// requests from b.RunParallel goroutines alternating between the two.
+func BenchmarkExampleServed(b *testing.B) {
+	s := benchServer(b)
+	mw := httpfit.Middleware(s.guard, nil)
+	mount := func(h http.Handler) *httptest.Server {
+		mux := http.NewServeMux()
+		mux.Handle("/api/", h)
+		srv := httptest.NewServer(mux) // 127.0.0.1
+		b.Cleanup(srv.Close)
+		return srv
+	}
+	bare, wrapped := mount(smallJSON()), mount(mw(smallJSON()))
+	var bareNs, wrappedNs atomic.Int64
+	get := func(srv *httptest.Server, acc *atomic.Int64) {
+		start := time.Now()
+		resp, err := srv.Client().Get(srv.URL + "/api/v1/small")
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		acc.Add(int64(time.Since(start)))
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 0; pb.Next(); i++ {
+			if i%2 == 0 {
+				get(bare, &bareNs)
+				get(wrapped, &wrappedNs)
+			} else {
+				get(wrapped, &wrappedNs)
+				get(bare, &bareNs)
+			}
+		}
+	})
+	b.ReportMetric(float64(bareNs.Load())/float64(b.N), "bare-ns/req")
+	b.ReportMetric(float64(wrappedNs.Load())/float64(b.N), "wrapped-ns/req")
+	b.ReportMetric(float64(bareNs.Load())/float64(wrappedNs.Load()), "wrapped/bare")
+}
