@@ -296,6 +296,12 @@ type routeTable struct {
 	first *ctxfit.Endpoint // identity of the Endpoints slice it was built from
 	n     int
 	mux   *http.ServeMux // nil when no Match is a pattern
+	// prefixes are the literal beginnings of the patterns' paths (up to the
+	// first wildcard), so that a request whose path begins with none of them
+	// skips the mux: an unmatched request costs the mux a search for a
+	// redirect and for the methods of a 405. nil: always ask the mux (a
+	// pattern with a host).
+	prefixes []string
 }
 
 func (h *handler) routeTable(eps []ctxfit.Endpoint) *routeTable {
@@ -307,6 +313,7 @@ func (h *handler) routeTable(eps []ctxfit.Endpoint) *routeTable {
 		return t
 	}
 	t := &routeTable{first: first, n: len(eps)}
+	hosts := false
 	for _, ep := range eps {
 		if !strings.Contains(ep.Match, "/") {
 			continue // an MCP tool name
@@ -315,6 +322,14 @@ func (h *handler) routeTable(eps []ctxfit.Endpoint) *routeTable {
 			t.mux = http.NewServeMux()
 		}
 		register(t.mux, ep.Match)
+		if prefix, ok := literalPrefix(ep.Match); ok {
+			t.prefixes = append(t.prefixes, prefix)
+		} else {
+			hosts = true
+		}
+	}
+	if hosts {
+		t.prefixes = nil
 	}
 	h.routes.Store(t)
 	return t
@@ -331,6 +346,39 @@ func (t *routeTable) match(r *http.Request) string {
 	if t.mux == nil {
 		return ""
 	}
+	if t.prefixes != nil && !t.mayMatch(r.URL.Path) {
+		return ""
+	}
 	_, p := t.mux.Handler(r)
 	return p
+}
+
+// mayMatch reports whether a request for path may match one of the
+// patterns (or be redirected to one): false only for a clean path that
+// begins with none of their literal prefixes.
+func (t *routeTable) mayMatch(path string) bool {
+	if path == "" || strings.Contains(path, "//") || strings.Contains(path, "/.") {
+		return true // the mux cleans it and redirects: let it tell
+	}
+	for _, p := range t.prefixes {
+		if strings.HasPrefix(path, p) || strings.HasPrefix(p, path) {
+			return true // strings.HasPrefix(p, path): "/api" redirects to "/api/"
+		}
+	}
+	return false
+}
+
+// literalPrefix returns the path of pattern ("[METHOD ][HOST]/PATH") up to
+// its first wildcard, and false when the pattern names a host.
+func literalPrefix(pattern string) (string, bool) {
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i:], " \t")
+	}
+	if !strings.HasPrefix(pattern, "/") {
+		return "", false
+	}
+	if i := strings.IndexByte(pattern, '{'); i >= 0 {
+		pattern = pattern[:i]
+	}
+	return pattern, true
 }

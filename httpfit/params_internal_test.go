@@ -2,6 +2,7 @@ package httpfit
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -123,5 +124,35 @@ func FuzzParseQuery(f *testing.F) {
 			v = map[string]any{}
 		}
 		assert.Equal(t, want, v)
+	})
+}
+
+func TestTheRouteTableSkipsTheMuxOnlyForPathsNoPatternCanMatch(t *testing.T) {
+	eps := []ctxfit.Endpoint{
+		{Match: "GET /api/v1/bookings/{id}"},
+		{Match: "/api/v1/logs/"},
+		{Match: "search_bookings"}, // an MCP tool name
+	}
+	h := &handler{}
+	for _, path := range []string{
+		"/api/v1/bookings/BK1", "/api/v1/bookings", "/api/v1/bookings/", "/api/v1/logs/app", "/api/v1/logs",
+		"/api/v1/small", "/", "/other", "/api//v1/bookings/BK1", "/x/../api/v1/bookings/BK1", "/api/v1/bookings/BK1/x",
+	} {
+		t.Run("a request for "+path+" gets what the mux alone gives", func(t *testing.T) {
+			for _, method := range []string{"GET", "POST"} {
+				r := httptest.NewRequest(method, "http://example.com"+path, nil)
+				r.URL.Path = path
+				table := h.routeTable(eps)
+				_, want := table.mux.Handler(r)
+				assert.Equal(t, want, table.match(r))
+			}
+		})
+	}
+	t.Run("a pattern with a host turns the filter off", func(t *testing.T) {
+		h := &handler{}
+		table := h.routeTable([]ctxfit.Endpoint{{Match: "/a/"}, {Match: "example.com/b"}})
+		assert.Nil(t, table.prefixes)
+		r := httptest.NewRequest("GET", "http://example.com/b", nil)
+		assert.Equal(t, "example.com/b", table.match(r))
 	})
 }

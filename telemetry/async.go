@@ -178,25 +178,32 @@ func (a *Async) run() {
 }
 
 func (a *Async) send(it asyncItem) {
-	parent := context.Background()
+	var ctx context.Context = a.base
 	if it.ctx != nil {
-		parent = context.WithoutCancel(it.ctx)
+		ctx = detached{Context: a.base, values: it.ctx}
 	}
-	ctx, cancel := context.WithCancel(parent)
-	stop := context.AfterFunc(a.base, cancel)
 	var err error
 	if it.g != nil {
 		err = safeRecordGateway(ctx, a.gsink, *it.g)
 	} else {
 		err = safeRecord(ctx, a.sink, it.r)
 	}
-	stop()
-	cancel()
 	if err != nil {
 		a.errs.Add(1)
 		a.onError(err)
 	}
 }
+
+// detached is the context of a sink call: the values of the record's
+// context (a trace span, for instance) with the deadline and cancellation
+// of the Async's own (cancelled when Close runs out of time), without a
+// context and a callback to set up for every record.
+type detached struct {
+	context.Context // the Async's base
+	values          context.Context
+}
+
+func (d detached) Value(key any) any { return d.values.Value(key) }
 
 // Dropped returns the number of records dropped so far: those that found
 // the buffer full, those given to Record after Close, and those left when

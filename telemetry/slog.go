@@ -14,7 +14,9 @@ import (
 
 // Log messages of the [SlogSink].
 const (
-	// MessageResponse is logged at INFO for every response.
+	// MessageResponse is logged at INFO for every response, except those
+	// that passed through unchanged ([OutcomePassthrough]), which are logged
+	// at DEBUG: a handler that takes DEBUG gets a line per response.
 	MessageResponse = "ctxfit: response"
 	// MessageOversize is logged at WARN for an oversized attempt
 	// ([Record.Oversize]) instead of MessageResponse.
@@ -28,7 +30,10 @@ const maxAttr = 256
 
 // SlogSink writes one log line per response to a *slog.Logger.
 //
-// Ordinary responses are logged at INFO with [MessageResponse]. Oversized
+// Ordinary responses are logged at INFO with [MessageResponse]; those that
+// passed through unchanged ([OutcomePassthrough]) at DEBUG, so that a server
+// at the usual INFO level writes a line per shaped response, not one per
+// request (a DEBUG handler is how to ask for every one). Oversized
 // attempts ([Record.Oversize]: outcome oversize, or more tokens than the hard
 // cap before shaping) are logged at WARN with [MessageOversize], so that they
 // stand out and can be alerted on; their lines carry the original and final
@@ -63,6 +68,9 @@ func NewSlogSink(logger *slog.Logger) *SlogSink {
 // Record logs r and returns the handler's error.
 func (s *SlogSink) Record(ctx context.Context, r Record) error {
 	level, msg := slog.LevelInfo, MessageResponse
+	if r.Outcome == OutcomePassthrough {
+		level = slog.LevelDebug
+	}
 	if r.Oversize() {
 		level, msg = slog.LevelWarn, MessageOversize
 	}

@@ -165,3 +165,28 @@ func TestSlogSinkLinesNameTheirCallerAsSource(t *testing.T) {
 		assert.True(t, strings.HasSuffix(rec.Source.File, "slog_test.go"), "source %q", rec.Source.File)
 	}
 }
+
+func TestSlogSinkLogsAPassThroughOnlyWhenDebugIsAsked(t *testing.T) {
+	pass := telemetry.Record{Endpoint: "GET /orders", TokensBefore: 10, TokensAfter: 10,
+		Outcome: telemetry.OutcomePassthrough}
+	for _, c := range []struct {
+		name  string
+		level slog.Level
+		lines int
+	}{
+		{"a handler at INFO writes no line for a pass-through", slog.LevelInfo, 0},
+		{"a handler at DEBUG writes one DEBUG line for it", slog.LevelDebug, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			sink := telemetry.NewSlogSink(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: c.level})))
+			require.NoError(t, sink.Record(t.Context(), pass))
+			lines := logLines(t, &buf)
+			require.Len(t, lines, c.lines)
+			if c.lines > 0 {
+				assert.Equal(t, "DEBUG", lines[0]["level"])
+				assert.Equal(t, "passthrough", lines[0]["outcome"])
+			}
+		})
+	}
+}

@@ -76,6 +76,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -138,6 +140,46 @@ type Sink struct {
 	responseTokens                    metric.Int64Histogram
 	estimateError                     metric.Float64Histogram
 	gw                                gatewayInstruments
+
+	// sets caches the attribute sets of the most common measurements by
+	// endpoint, strategy and outcome (building them was most of a record's
+	// cost). It holds at most maxSets entries: endpoints named after a
+	// client's path are unbounded, and past the bound sets are built anew.
+	sets  sync.Map // setKey → *recordSets
+	nSets atomic.Int64
+}
+
+// maxSets bounds [Sink.sets].
+const maxSets = 1024
+
+type setKey struct{ endpoint, strategy, outcome string }
+
+// recordSets are the measurement options of a record without an error type.
+type recordSets struct {
+	attrs, original, sent, saved metric.MeasurementOption
+}
+
+func (s *Sink) recordSets(r telemetry.Record, baseAttrs func() []attribute.KeyValue) *recordSets {
+	k := setKey{r.Endpoint, string(r.Strategy), string(r.Outcome)}
+	if v, ok := s.sets.Load(k); ok {
+		return v.(*recordSets)
+	}
+	base := baseAttrs()
+	with := func(kv attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv)...))
+	}
+	rs := &recordSets{
+		attrs:    metric.WithAttributeSet(attribute.NewSet(base...)),
+		original: with(KeyTokenType.String(TokenTypeOriginal)),
+		sent:     with(KeyTokenType.String(TokenTypeSent)),
+		saved:    with(KeyTokenType.String(TokenTypeSaved)),
+	}
+	if s.nSets.Load() < maxSets {
+		if _, loaded := s.sets.LoadOrStore(k, rs); !loaded {
+			s.nSets.Add(1)
+		}
+	}
+	return rs
 }
 
 // New creates the sink's instruments on a meter of mp named [ScopeName]; nil
@@ -266,11 +308,18 @@ func shortCode(s string) string {
 // Record adds r's numbers to the instruments, and sets the span attributes
 // on the recording span of ctx, if any. It always returns nil.
 func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
-	endpoint := EndpointAttributes(r.Endpoint)
-	base := append(endpoint, KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)))
-	attrs := metric.WithAttributeSet(attribute.NewSet(base...))
+	var endpoint, base []attribute.KeyValue // built when needed
+	baseAttrs := func() []attribute.KeyValue {
+		if base == nil {
+			endpoint = EndpointAttributes(r.Endpoint)
+			base = append(endpoint, KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)))
+		}
+		return base
+	}
+	rs := s.recordSets(r, baseAttrs)
+	attrs := rs.attrs
 	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv...)...))
+		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), baseAttrs()...), kv...)...))
 	}
 	et := errorType(r)
 
@@ -279,11 +328,11 @@ func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 	} else {
 		s.responses.Add(ctx, 1, attrs)
 	}
-	s.tokens.Add(ctx, int64(max(r.TokensBefore, 0)), with(KeyTokenType.String(TokenTypeOriginal)))
-	s.tokens.Add(ctx, int64(max(r.TokensAfter, 0)), with(KeyTokenType.String(TokenTypeSent)))
-	s.tokens.Add(ctx, int64(max(r.TokensSaved(), 0)), with(KeyTokenType.String(TokenTypeSaved)))
-	s.size.Add(ctx, int64(max(r.BytesBefore, 0)), with(KeyTokenType.String(TokenTypeOriginal)))
-	s.size.Add(ctx, int64(max(r.BytesAfter, 0)), with(KeyTokenType.String(TokenTypeSent)))
+	s.tokens.Add(ctx, int64(max(r.TokensBefore, 0)), rs.original)
+	s.tokens.Add(ctx, int64(max(r.TokensAfter, 0)), rs.sent)
+	s.tokens.Add(ctx, int64(max(r.TokensSaved(), 0)), rs.saved)
+	s.size.Add(ctx, int64(max(r.BytesBefore, 0)), rs.original)
+	s.size.Add(ctx, int64(max(r.BytesAfter, 0)), rs.sent)
 	s.duration.Record(ctx, max(r.Latency, 0).Seconds(), attrs)
 	s.responseTokens.Record(ctx, int64(max(r.TokensAfter, 0)), attrs)
 	if r.Oversize() {
@@ -296,7 +345,7 @@ func (s *Sink) Record(ctx context.Context, r telemetry.Record) error {
 		s.cacheLookups.Add(ctx, 1, with(KeyCacheHit.Bool(*r.CacheHit)))
 	}
 	if e := r.EstimateError; e != nil && !math.IsNaN(*e) {
-		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(endpoint...)))
+		s.estimateError.Record(ctx, math.Abs(*e), metric.WithAttributeSet(attribute.NewSet(EndpointAttributes(r.Endpoint)...)))
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(KeyStrategy.String(string(r.Strategy)), KeyOutcome.String(string(r.Outcome)),
