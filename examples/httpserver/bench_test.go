@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ctxfit/ctxfit"
-	"github.com/ctxfit/ctxfit/examples/bookings"
 	"github.com/ctxfit/ctxfit/httpfit"
+	"github.com/ctxfit/ctxfit/internal/demodata/bookings"
 )
 
 // discardRecorder is a ResponseWriter that counts and discards the body.
