@@ -180,6 +180,15 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(out, &w))
 			assert.Equal(t, true, w.Meta[mcpcore.MetaGate])
+			// The figures of the whole message, exact (what is sent holds
+			// no media; the original's media count by the media rule).
+			assert.EqualValues(t, c.Count(string(mustJSON(t, json.RawMessage(out)))), w.Meta[mcpcore.MetaTokens], "_meta tokens: the message sent, exactly")
+			if tc.name != "a result of texts, an image and audio" {
+				assert.EqualValues(t, c.Count(string(mustJSON(t, tc.raw))), w.Meta[mcpcore.MetaOriginalTokens], "_meta originalTokens: the whole message, exactly")
+			} else {
+				assert.Greater(t, w.Meta[mcpcore.MetaOriginalTokens], float64(hardCap), "_meta originalTokens: the whole message")
+			}
+			assert.EqualValues(t, hardCap, w.Meta[mcpcore.MetaHardCap])
 			blocks := w.Content
 			if tc.call.Tool == mcpcore.ReadResourceTool {
 				blocks = w.Contents
@@ -327,6 +336,8 @@ func TestTheGateHoldsBackAHugeMetaWhenShapingFailed(t *testing.T) {
 				require.NoError(t, json.Unmarshal(out, &w))
 				var m map[string]any
 				require.NoError(t, json.Unmarshal(w["_meta"], &m))
+				assert.EqualValues(t, c.Count(string(mustJSON(t, out))), m[mcpcore.MetaTokens], "_meta tokens: the message sent, exactly")
+				assert.EqualValues(t, c.Count(string(mustJSON(t, raw))), m[mcpcore.MetaOriginalTokens], "_meta originalTokens: the whole message, exactly")
 				uri, _ := m[mcpcore.MetaHeldMeta].(string)
 				require.True(t, strings.HasPrefix(uri, mcpcore.ResourcePrefix), "the _meta is a link: %v", m)
 				held, err := readWhole(t, s, uri, rerun)
