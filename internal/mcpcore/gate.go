@@ -57,7 +57,17 @@ const gateSlack = 16
 //     text/html;profile=mcp-app) pass unchanged, in a resources/read result
 //     or embedded in a tool result;
 //   - a response its handler streams (httpfit: one it flushes before it
-//     ends, an event stream), until streams are shaped.
+//     ends, an event stream), until streams are shaped;
+//   - what a server sends the client on its own (not an answer): the
+//     proxy forwards it as it came. A sampling/createMessage request is
+//     the server's prompt, which the host runs for the server once its
+//     user approves it, and a model answering it has no tool to follow a
+//     link, so a cut would lose what the server asked about; logging and
+//     progress notifications go to the host's log and display, and an
+//     elicitation/create to its user;
+//   - httpfit's answers to HEAD, OPTIONS, CONNECT and TRACE: no body, a
+//     description of what the server allows, a tunnel, and the echo of
+//     the client's own request.
 //
 // Gate returns the message to send for a message toward a model: a tool
 // result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or
