@@ -57,7 +57,17 @@ const gateSlack = 16
 //     text/html;profile=mcp-app) pass unchanged, in a resources/read result
 //     or embedded in a tool result;
 //   - a response its handler streams (httpfit: one it flushes before it
-//     ends, an event stream), until streams are shaped.
+//     ends, an event stream), until streams are shaped;
+//   - what a server sends the client on its own (not an answer): the
+//     proxy forwards it as it came. A sampling/createMessage request is
+//     the server's prompt, which the host runs for the server once its
+//     user approves it, and a model answering it has no tool to follow a
+//     link, so a cut would lose what the server asked about; logging and
+//     progress notifications go to the host's log and display, and an
+//     elicitation/create to its user;
+//   - httpfit's answers to HEAD, OPTIONS, CONNECT and TRACE: no body, a
+//     description of what the server allows, a tunnel, and the echo of
+//     the client's own request.
 //
 // Gate returns the message to send for a message toward a model: a tool
 // result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or
@@ -79,7 +89,12 @@ const gateSlack = 16
 // when its content is more than one text block (links, media, many
 // blocks), of the whole message as it came; a line that says what was
 // cut; and a ctxfit://r/... link that reads the rest by ranges
-// (?bytes=A-), kept under the call's subject. An adapter calls
+// (?bytes=A-), kept under the call's subject. The message the gate
+// answers in place of raw (cut, or with its _meta held back) carries in
+// its _meta the figures a shaped result carries, of the whole message
+// ([MetaTokens]: what is sent; [MetaOriginalTokens]: raw; both counted
+// exactly, but images and audio by the media rule), and its guidance is
+// marked [MetaGuidance]. An adapter calls
 // it with the result of shaping, or with the original when shaping failed
 // (see the list of exceptions above).
 //
@@ -112,11 +127,17 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 	}
 	// A _meta too large to send is held back behind a link first: the
 	// rest may then fit as it is.
-	if w, err = s.gateHoldMeta(ctx, call, w, b.HardCap); err != nil {
+	hw, held, err := s.gateHoldMeta(ctx, call, w, b.HardCap)
+	if err != nil {
 		return nil, err
 	}
-	if out := w.marshal(); gateTokens(c, call.Tool, out, b.HardCap) <= b.HardCap {
-		return out, nil
+	wholeTokens := -1 // the whole message's tokens, counted once when needed
+	if held {
+		wholeTokens = s.tokens(raw)
+		if out := s.gateFigures(hw, wholeTokens, b.HardCap); gateTokens(c, call.Tool, out, b.HardCap) <= b.HardCap {
+			return out, nil
+		}
+		w = hw
 	}
 	tool := raw
 	switch call.Tool {
@@ -128,29 +149,61 @@ func (s *Shaper) Gate(ctx context.Context, call Call, original, shaped json.RawM
 	if err != nil {
 		return raw, nil
 	}
-	return s.gateCut(ctx, call, w, raw, tool, b.HardCap)
+	if wholeTokens < 0 {
+		wholeTokens = s.tokens(raw)
+	}
+	return s.gateCut(ctx, call, w, raw, tool, b.HardCap, wholeTokens)
 }
 
 // gateHoldMeta returns w with its _meta held back behind a ctxfit://r/
 // link (the _meta key [MetaHeldMeta]) when the _meta takes more than the
-// room shaping gives it (a tenth of the hard cap, at most 1,000 tokens);
-// else w itself.
-func (s *Shaper) gateHoldMeta(ctx context.Context, call Call, w *wire, hardCap int) (*wire, error) {
+// room shaping gives it (a tenth of the hard cap, at most 1,000 tokens),
+// and true; else w itself and false.
+func (s *Shaper) gateHoldMeta(ctx context.Context, call Call, w *wire, hardCap int) (*wire, bool, error) {
 	m := w.get("_meta")
 	room := min(hardCap/10, 1000)
 	if len(m) <= room || budget.CountUpTo(s.exact(), string(m), room+1) <= room {
-		return w, nil
+		return w, false, nil
 	}
 	req := ctxfit.Request{Endpoint: call.Tool, Path: call.Tool, Subject: call.Subject, Filters: call.Arguments,
 		Unrepeatable: call.Unrepeatable || isErr(w.get("isError")) || call.Tool == GetPromptTool, Block: blockMeta}
 	token, err := s.Guard.Resource(ctx, req, m, "application/json")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	held, _ := marshal(map[string]any{MetaHeldMeta: ResourcePrefix + token, MetaGate: true})
 	out := &wire{members: slices.Clone(w.members)}
 	out.set("_meta", held)
-	return out, nil
+	return out, true, nil
+}
+
+// gateFigures returns w's message with the token figures a shaped result
+// carries in its _meta, those of the whole message: [MetaHardCap],
+// [MetaOriginalTokens] (original: the message as it came, counted as
+// [Shaper.tokens] counts, exactly but for images and audio, which the
+// media rule counts) and [MetaTokens] (the message sent, counted the same
+// way, these figures included).
+func (s *Shaper) gateFigures(w *wire, original, hardCap int) json.RawMessage {
+	m := map[string]any{}
+	_ = json.Unmarshal(w.get("_meta"), &m)
+	m[MetaHardCap] = hardCap
+	m[MetaOriginalTokens] = original
+	out := &wire{members: slices.Clone(w.members)}
+	var raw json.RawMessage
+	tokens := 0
+	for range 4 {
+		// The count goes into the message it counts: again until it holds.
+		m[MetaTokens] = tokens
+		meta, _ := marshal(m)
+		out.set("_meta", meta)
+		raw = out.marshal()
+		n := s.tokens(raw)
+		if n == tokens {
+			break
+		}
+		tokens = n
+	}
+	return raw
 }
 
 // gateResultTokens counts a tool result as a client counts it, up to
@@ -268,7 +321,7 @@ func gateReadableTokens(c budget.Counter, raw json.RawMessage, limit int) int {
 // as it came (every block, of every kind, in order), and the message
 // answers the first bytes of that which fit, a guidance line and the
 // link, in its own form (w).
-func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, raw, tool json.RawMessage, hardCap int) (json.RawMessage, error) {
+func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, raw, tool json.RawMessage, hardCap, original int) (json.RawMessage, error) {
 	var body []byte
 	var ct string
 	var err error
@@ -316,7 +369,7 @@ func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, raw, tool json
 	n := gatePrefix(body, max(avail, 1), structured)
 	var out json.RawMessage
 	for {
-		out = s.gateMessage(call, w, body, n, line(n), link(n), structured, hardCap)
+		out = s.gateMessage(call, w, body, n, line(n), link(n), structured, hardCap, original)
 		if n == 0 || gateTokens(c, call.Tool, out, hardCap) <= hardCap {
 			break
 		}
@@ -360,7 +413,7 @@ func gateTokens(c budget.Counter, tool string, raw json.RawMessage, limit int) i
 }
 
 // gateMessage builds the message of a cut at n bytes, in the form of w.
-func (s *Shaper) gateMessage(call Call, w *wire, body []byte, n int, line string, link json.RawMessage, structured bool, hardCap int) json.RawMessage {
+func (s *Shaper) gateMessage(call Call, w *wire, body []byte, n int, line string, link json.RawMessage, structured bool, hardCap, original int) json.RawMessage {
 	part := string(body[:n])
 	m := map[string]any{}
 	_ = json.Unmarshal(w.get("_meta"), &m)
@@ -411,7 +464,7 @@ func (s *Shaper) gateMessage(call Call, w *wire, body []byte, n int, line string
 		out.set("content", content)
 	}
 	out.set("_meta", meta)
-	return out.marshal()
+	return s.gateFigures(out, original, hardCap)
 }
 
 // gatePrefix returns the length of the longest prefix of body, cut at

@@ -188,6 +188,15 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(out, &w))
 			assert.Equal(t, true, w.Meta[mcpcore.MetaGate])
+			// The figures of the whole message, exact (what is sent holds
+			// no media; the original's media count by the media rule).
+			assert.EqualValues(t, c.Count(string(mustJSON(t, json.RawMessage(out)))), w.Meta[mcpcore.MetaTokens], "_meta tokens: the message sent, exactly")
+			if tc.name != "a result of texts, an image and audio" {
+				assert.EqualValues(t, c.Count(string(mustJSON(t, tc.raw))), w.Meta[mcpcore.MetaOriginalTokens], "_meta originalTokens: the whole message, exactly")
+			} else {
+				assert.Greater(t, w.Meta[mcpcore.MetaOriginalTokens], float64(hardCap), "_meta originalTokens: the whole message")
+			}
+			assert.EqualValues(t, hardCap, w.Meta[mcpcore.MetaHardCap])
 			blocks := w.Content
 			if tc.call.Tool == mcpcore.ReadResourceTool {
 				blocks = w.Contents
@@ -241,7 +250,8 @@ func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"an operator's opt-out", "media a model does not read as text", "host-facing content, which a host renders rather than a model reads",
-		"a response its handler streams (httpfit"}, leads)
+		"a response its handler streams (httpfit", "what a server sends the client on its own (not an answer)",
+		"httpfit's answers to HEAD, OPTIONS, CONNECT and TRACE"}, leads)
 	promise := string(readme)
 	promise = promise[strings.Index(promise, "- **nothing over budget**"):strings.Index(promise, "- **nothing lost, byte for byte**")]
 	promise = strings.Join(strings.Fields(promise), " ")
@@ -335,6 +345,8 @@ func TestTheGateHoldsBackAHugeMetaWhenShapingFailed(t *testing.T) {
 				require.NoError(t, json.Unmarshal(out, &w))
 				var m map[string]any
 				require.NoError(t, json.Unmarshal(w["_meta"], &m))
+				assert.EqualValues(t, c.Count(string(mustJSON(t, out))), m[mcpcore.MetaTokens], "_meta tokens: the message sent, exactly")
+				assert.EqualValues(t, c.Count(string(mustJSON(t, raw))), m[mcpcore.MetaOriginalTokens], "_meta originalTokens: the whole message, exactly")
 				uri, _ := m[mcpcore.MetaHeldMeta].(string)
 				require.True(t, strings.HasPrefix(uri, mcpcore.ResourcePrefix), "the _meta is a link: %v", m)
 				held, err := readWhole(t, s, uri, rerun)

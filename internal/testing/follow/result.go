@@ -35,12 +35,23 @@ type wireBlock struct {
 // reading every held-back block with read: the guidance blocks ctxfit
 // added and the link to the whole original are left out. It also
 // returns the structured content, when the result holds a page of it.
+//
+// A result the egress gate cut (_meta dev.ctxfit/gate, strategy cut) is
+// its first bytes and a link to the rest (ctxfit://r/...?bytes=N-): read
+// reads the rest, and the first bytes and the rest are the result's one
+// text, its structured content, or, when the link is JSON, the whole
+// result as it came, whose blocks and structured content Blocks returns.
 func Blocks(shaped json.RawMessage, call Caller, read Reader) ([]Block, json.RawMessage, error) {
 	var r struct {
-		Content []json.RawMessage `json:"content"`
+		Content    []json.RawMessage `json:"content"`
+		Structured json.RawMessage   `json:"structuredContent"`
+		Meta       map[string]any    `json:"_meta"`
 	}
 	if err := json.Unmarshal(shaped, &r); err != nil {
 		return nil, nil, fmt.Errorf("follow: a tool result is not JSON: %w", err)
+	}
+	if r.Meta["dev.ctxfit/gate"] == true && r.Meta["dev.ctxfit/strategy"] == "cut" {
+		return gateCut(r.Content, r.Structured, read)
 	}
 	var out []Block
 	var structured json.RawMessage
@@ -108,6 +119,67 @@ func Blocks(shaped json.RawMessage, call Caller, read Reader) ([]Block, json.Raw
 		}
 	}
 	return out, structured, nil
+}
+
+// gateCut rebuilds a result the egress gate cut ([Blocks]): content is
+// its first bytes (or structured, their envelope), the guidance and the
+// link to the rest.
+func gateCut(content []json.RawMessage, structured json.RawMessage, read Reader) ([]Block, json.RawMessage, error) {
+	var first *wireBlock
+	var rest struct {
+		URI      string `json:"uri"`
+		MimeType string `json:"mimeType"`
+	}
+	for _, raw := range content {
+		var b wireBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case b.Meta["dev.ctxfit/original"] == true:
+			_ = json.Unmarshal(raw, &rest)
+		case b.Meta["dev.ctxfit/guidance"] == true:
+		case first == nil && b.Type == "text":
+			first = &b
+		}
+	}
+	if first == nil || !strings.HasPrefix(rest.URI, "ctxfit://r/") || !strings.Contains(rest.URI, "?bytes=") {
+		return nil, nil, fmt.Errorf("follow: a cut result without its first bytes and a link to the rest: %.300s", content)
+	}
+	prefix := first.Text
+	var env struct {
+		Content *string `json:"content"`
+	}
+	if len(structured) > 0 && json.Unmarshal(structured, &env) == nil && env.Content != nil {
+		prefix = *env.Content
+	}
+	tail, err := read(rest.URI)
+	if err != nil {
+		return nil, nil, err
+	}
+	body := prefix + string(tail)
+	if rest.MimeType != "application/json" {
+		// The result's one text.
+		raw, _ := marshalUnescaped(map[string]string{"type": "text", "text": body})
+		return []Block{{Raw: raw, Text: &body}}, nil, nil
+	}
+	var whole struct {
+		Content    []json.RawMessage `json:"content"`
+		Structured json.RawMessage   `json:"structuredContent"`
+	}
+	if json.Unmarshal([]byte(body), &whole) != nil || whole.Content == nil {
+		// The result's structured content.
+		return nil, json.RawMessage(body), nil
+	}
+	// The whole result as it came.
+	out := make([]Block, len(whole.Content))
+	for i, c := range whole.Content {
+		out[i] = Block{Raw: c}
+	}
+	if len(whole.Structured) > 0 && string(whole.Structured) != "null" {
+		return out, whole.Structured, nil
+	}
+	return out, nil, nil
 }
 
 // blockCursors are the cursors of a shaped block of a tool result.
