@@ -325,7 +325,7 @@ func (s *Shaper) gateCut(ctx context.Context, call Call, w *wire, raw, tool json
 	var body []byte
 	var ct string
 	var err error
-	if tw, perr := parseWire(tool); perr == nil && gateOneText(readBlocks(tw.get("content"))) {
+	if tw, perr := parseWire(tool); perr == nil && gateOneText(call.Tool, readBlocks(tw.get("content"))) {
 		body, ct, err = BlockBody(tool, 0)
 		if err != nil || len(body) == 0 {
 			// An isError result: its text.
@@ -507,10 +507,15 @@ func gateCountedPrefix(c budget.Counter, body []byte, limit int) int {
 	return gatePrefix(body, limit, false)
 }
 
-// gateOneText reports whether a content list is at most one text block
-// (or embedded text resource).
-func gateOneText(blocks []block) bool {
-	return len(blocks) == 0 || len(blocks) == 1 && blocks[0].kind == "text"
+// gateOneText reports whether a content list is at most one text block:
+// its text alone is the original. An embedded text resource counts only in
+// a resources/read answer (whose uri is the call's own); in a tool result
+// its uri and mimeType are part of the original, so the whole message is.
+func gateOneText(tool string, blocks []block) bool {
+	if len(blocks) == 0 {
+		return true
+	}
+	return len(blocks) == 1 && blocks[0].kind == "text" && (blocks[0].uri == "" || tool == ReadResourceTool)
 }
 
 // gateJoinedTexts returns the texts of a tool result's text blocks, joined by

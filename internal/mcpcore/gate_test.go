@@ -151,6 +151,9 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 		map[string]any{"type": "text", "text": longText(800)},
 		map[string]any{"type": "audio", "mimeType": "audio/wav", "data": strings.Repeat("UklG", 2000)},
 	}})
+	// Its uri and mimeType are the server's too: the whole message is kept.
+	embedded := mustJSON(t, map[string]any{"content": []any{map[string]any{"type": "resource",
+		"resource": map[string]any{"uri": "file:///srv/big.log", "mimeType": "text/x-log", "text": text}}}})
 	for _, tc := range []struct {
 		name string
 		call mcpcore.Call
@@ -159,6 +162,7 @@ func TestTheGateCutsWhatIsOverTheCapLosslessly(t *testing.T) {
 	}{
 		{"a result of many resource_link blocks", mcpcore.Call{Tool: "t"}, manyLinks, string(manyLinks)},
 		{"a result of texts, an image and audio", mcpcore.Call{Tool: "t"}, mixed, string(mixed)},
+		{"a tool result's embedded text resource", mcpcore.Call{Tool: "t"}, embedded, string(embedded)},
 		{"a tool result's text", mcpcore.Call{Tool: "t"},
 			mustJSON(t, map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}), text},
 		{"an isError result", mcpcore.Call{Tool: "t"},
