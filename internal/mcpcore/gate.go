@@ -67,7 +67,10 @@ const gateSlack = 16
 //     elicitation/create to its user;
 //   - httpfit's answers to HEAD, OPTIONS, CONNECT and TRACE: no body, a
 //     description of what the server allows, a tunnel, and the echo of
-//     the client's own request.
+//     the client's own request;
+//   - a completion provider's error in mcpgofit: mcp-go hands its hooks
+//     completion results only, and a server's providers cannot be wrapped
+//     from outside it (its results pass the gate).
 //
 // Gate returns the message to send for a message toward a model: a tool
 // result, or, when call.Tool is [ReadResourceTool], [GetPromptTool] or

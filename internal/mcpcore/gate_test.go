@@ -255,7 +255,7 @@ func TestTheREADMEListsTheGatesExceptionsAsTheCodeDoes(t *testing.T) {
 	}
 	require.Equal(t, []string{"an operator's opt-out", "media a model does not read as text", "host-facing content, which a host renders rather than a model reads",
 		"a response its handler streams (httpfit", "what a server sends the client on its own (not an answer)",
-		"httpfit's answers to HEAD, OPTIONS, CONNECT and TRACE"}, leads)
+		"httpfit's answers to HEAD, OPTIONS, CONNECT and TRACE", "a completion provider's error in mcpgofit"}, leads)
 	promise := string(readme)
 	promise = promise[strings.Index(promise, "- **nothing over budget**"):strings.Index(promise, "- **nothing lost, byte for byte**")]
 	promise = strings.Join(strings.Fields(promise), " ")
