@@ -117,17 +117,34 @@ func (c *catalog) list(ctx context.Context, next mcp.MethodHandler, r *mcp.ListT
 			tools = append(tools, &t)
 		}
 	}
-	// The SDK writes the tools its own way: the list it sends decides.
+	// The SDK writes the tools its own way and adds its envelope (the
+	// server's name and version in _meta, resultType): the result it
+	// sends decides.
 	counter, _ := tokens.Exact(c.g.Config().Encoding)
 	essentials := len((mcpcore.Names{}).All()) + 2
 	for len(tools) > essentials {
-		raw, err := json.Marshal(&mcp.ListToolsResult{Tools: tools})
+		raw, err := json.Marshal(sentList(tools, c.gw.impl, true))
 		if err != nil || !tokens.Exceeds(counter, string(raw), cat.Budget()) {
 			break
 		}
 		tools = tools[:len(tools)-1]
 	}
-	return &mcp.ListToolsResult{Tools: tools}, nil
+	return sentList(tools, c.gw.impl, false), nil
+}
+
+// sentList is the tools/list result of tools as the SDK sends it: with
+// the server's impl in _meta (the SDK adds it to the results of newer
+// protocol versions unless it is there), and, when complete (for
+// counting), the resultType the SDK adds too.
+func sentList(tools []*mcp.Tool, impl *mcp.Implementation, complete bool) *mcp.ListToolsResult {
+	res := &mcp.ListToolsResult{Tools: tools}
+	if impl != nil {
+		res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: impl}
+	}
+	if complete {
+		_ = json.Unmarshal([]byte(`{"resultType":"complete"}`), res)
+	}
+	return res
 }
 
 // catalogOf returns the catalog of the server's whole tools/list (first

@@ -90,6 +90,12 @@ func (r *listRecorder) last() json.RawMessage {
 // signals changed on notifications/tools/list_changed.
 func connectRecorded(t *testing.T, doc *gateway.Document, g *ctxfit.Guard, changed chan<- struct{}) (*mcp.ClientSession, *listRecorder) {
 	t.Helper()
+	return connectRecordedAt(t, doc, g, changed, "2025-11-25")
+}
+
+// connectRecordedAt is connectRecorded at that protocol version.
+func connectRecordedAt(t *testing.T, doc *gateway.Document, g *ctxfit.Guard, changed chan<- struct{}, version string) (*mcp.ClientSession, *listRecorder) {
+	t.Helper()
 	gw, err := gateway.New(doc, g, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { gw.Close() })
@@ -103,7 +109,7 @@ func connectRecorded(t *testing.T, doc *gateway.Document, g *ctxfit.Guard, chang
 			case changed <- struct{}{}:
 			default:
 			}
-		}}).Connect(context.Background(), rec, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		}}).Connect(context.Background(), rec, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close(); ss.Wait() })
 	return cs, rec
@@ -145,4 +151,22 @@ func TestALargeGeneratedAPIIsServedAsABudgetedCatalog(t *testing.T) {
 			assert.Equal(t, "/orders/172/o-1", reqs[len(reqs)-1].Path, "the call went to the operation")
 		},
 	})
+}
+
+func TestTheBudgetedCatalogHoldsForTheResultAsSentWithTheSDKsEnvelope(t *testing.T) {
+	// At protocol 2026-07-28 the SDK adds the server's name and version
+	// (_meta) and resultType to the result: the budget is for those bytes.
+	api := newFakeAPI(t, jsonReply(200, `{}`))
+	doc := generatedDocument(t, 60, api.URL)
+	doc.Title = strings.Repeat("A long API title ", 20)
+	for _, budget := range []int{2500, 3000, 4000} {
+		t.Run(fmt.Sprintf("within %d tokens", budget), func(t *testing.T) {
+			cs, rec := connectRecordedAt(t, doc, newGuard(t, ctxfit.Config{CatalogBudget: budget}), nil, "2026-07-28")
+			res, err := cs.ListTools(context.Background(), nil)
+			require.NoError(t, err)
+			require.Contains(t, listedNames(res), "ctxfit_find_tools", "a budgeted catalog")
+			require.Contains(t, string(rec.last()), "io.modelcontextprotocol/serverInfo", "the SDK's envelope was sent")
+			assert.LessOrEqual(t, mcpfittest.Count(string(rec.last())), budget, "the result as sent is within the budget")
+		})
+	}
 }

@@ -151,6 +151,7 @@ type Options struct {
 // A Gateway is safe for concurrent use. Create one with [New]; release it
 // with [Gateway.Close].
 type Gateway struct {
+	impl   *mcp.Implementation // the server's, which the SDK adds to every result's _meta
 	server *mcp.Server
 	ops    []*Operation
 	// skipped and warnings count the operations not served and the
@@ -258,7 +259,7 @@ func New(doc *Document, g *ctxfit.Guard, opts *Options) (*Gateway, error) {
 	}
 	gw := &Gateway{ops: ops, skipped: len(skips), warnings: len(doc.Warnings), byName: map[string]*tool{}, logger: o.Logger, now: o.Now,
 		connectedAt: map[*mcp.ServerSession]time.Time{}, failed: map[retryKey]struct{}{},
-		maxResponse: o.MaxResponseBytes, maxSessions: def(o.MaxSessions, DefaultMaxSessions)}
+		maxResponse: o.MaxResponseBytes, maxSessions: def(o.MaxSessions, DefaultMaxSessions), impl: impl}
 	if gw.maxResponse <= 0 {
 		gw.maxResponse = DefaultMaxResponseBytes
 	}
