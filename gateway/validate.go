@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/ctxfit/ctxfit/internal/schemaloop"
 )
 
 // maxValue bounds the value an error quotes, in bytes.
@@ -89,6 +91,11 @@ func compileSchema(root map[string]any, formats bool) (*schema, error) {
 		return nil, err
 	}
 	root, _ = decoded.(map[string]any)
+	// jsonschema-go recurses without end on a reference that loops without
+	// reading a value, until the stack overflows (fatal, past any recover).
+	if err := schemaloop.Check(root); err != nil {
+		return nil, err
+	}
 	s := &schema{resolved: resolved, root: root, formats: formats, patterns: map[string]*regexp.Regexp{}}
 	var walkErr error
 	walkSchema(root, func(m map[string]any) {

@@ -769,3 +769,16 @@ func TestTurnsTheBudgetDropsLeaveAPlaceholderTheModelCanRecall(t *testing.T) {
 		assert.True(t, inWindow || strings.Contains(read, "user: "+long(i)), "message %d is in the window or behind a placeholder", i)
 	}
 }
+
+func TestAnInputSchemaThatLoopsWithoutReadingAValueIsNotUsedToCheckArguments(t *testing.T) {
+	// jsonschema-go would recurse on it until the stack overflows, a fatal
+	// error that ends the agent; such a tool's arguments go unchecked.
+	tools := []*mcp.Tool{
+		{Name: "loops", InputSchema: json.RawMessage(`{"type":"object","allOf":[{"$ref":"#"}]}`)},
+		{Name: "recursive", InputSchema: json.RawMessage(`{"type":"object","properties":{"child":{"$ref":"#"}}}`)},
+	}
+	resolved, _ := resolveSchemas(tools)
+	assert.NotContains(t, resolved, "loops")
+	require.Contains(t, resolved, "recursive", "a schema that reads a property on each turn is kept")
+	assert.Error(t, resolved["recursive"].Validate(map[string]any{"child": map[string]any{"child": 1}}))
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/ctxfit/ctxfit/internal/redact"
+	"github.com/ctxfit/ctxfit/internal/schemaloop"
 	"github.com/ctxfit/ctxfit/mcpclientfit"
 )
 
@@ -367,7 +368,14 @@ func resolveSchemas(tools []*mcp.Tool) (map[string]*jsonschema.Resolved, map[str
 			continue
 		}
 		var s jsonschema.Schema
-		if json.Unmarshal(b, &s) != nil {
+		var m map[string]any
+		if json.Unmarshal(b, &s) != nil || json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		// A reference that loops without reading a value would make the
+		// validator recurse until the stack overflows: such a tool's
+		// arguments go unchecked, as an unreadable schema's do.
+		if schemaloop.Check(m) != nil {
 			continue
 		}
 		rs, err := s.Resolve(nil)
