@@ -38,9 +38,9 @@ func FuzzValidateArgs(f *testing.F) {
 		if e != nil && (e.Message == "" || e.Data.Suggestion == "") {
 			t.Fatalf("an argument error without a message or advice: %+v", e)
 		}
-		raw := bytes.TrimSpace([]byte(args))
-		if len(raw) == 0 || string(raw) == "null" {
-			raw = []byte("{}") // as validateArgs reads them
+		raw := []byte(args)
+		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+			raw = []byte("{}") // as validateArgs reads them; otherwise as they came (a form feed is not JSON's space)
 		}
 		inst, err := decodeInstance(raw)
 		if err != nil {
